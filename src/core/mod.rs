@@ -1,0 +1,8 @@
+//! The pure-Rust core of pg_idgen: no pgrx, no PostgreSQL. Everything here is tested with plain
+//! `cargo test` and driven by the thin pgrx layer in the rest of the crate.
+
+pub mod civil;
+pub mod generator;
+pub mod layout;
+pub mod mark;
+pub mod presets;

@@ -1,0 +1,82 @@
+//! Raising PostgreSQL errors with a SQLSTATE, a message, and a hint that says what to do.
+
+use pgrx::pg_sys::panic::ErrorReport;
+use pgrx::{PgLogLevel, PgSqlErrorCode};
+
+/// An error on its way to the client; `raise()` reports it as an ERROR.
+pub struct IdError {
+    pub code: PgSqlErrorCode,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+}
+
+impl IdError {
+    pub fn new(code: PgSqlErrorCode, message: impl Into<String>) -> IdError {
+        IdError {
+            code,
+            message: message.into(),
+            detail: None,
+            hint: None,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> IdError {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn detail(mut self, detail: impl Into<String>) -> IdError {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Reports at ERROR level; PostgreSQL unwinds the call from here.
+    #[track_caller]
+    pub fn raise(self) -> ! {
+        self.report(PgLogLevel::ERROR);
+        unreachable!("ERROR does not return")
+    }
+
+    #[track_caller]
+    pub fn report(self, level: PgLogLevel) {
+        let mut r = ErrorReport::new(self.code, self.message, "pg_idgen");
+        if let Some(d) = self.detail {
+            r = r.set_detail(d);
+        }
+        if let Some(h) = self.hint {
+            r = r.set_hint(h);
+        }
+        r.report(level);
+    }
+}
+
+pub fn invalid(message: impl Into<String>) -> IdError {
+    IdError::new(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, message)
+}
+
+pub fn out_of_range(message: impl Into<String>) -> IdError {
+    IdError::new(PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, message)
+}
+
+pub fn not_ready(message: impl Into<String>) -> IdError {
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        message,
+    )
+}
+
+/// Unwraps a result or raises its error.
+pub trait OrRaise<T> {
+    fn or_raise(self) -> T;
+}
+
+impl<T> OrRaise<T> for Result<T, IdError> {
+    #[track_caller]
+    fn or_raise(self) -> T {
+        match self {
+            Ok(v) => v,
+            Err(e) => e.raise(),
+        }
+    }
+}

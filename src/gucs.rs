@@ -1,0 +1,149 @@
+//! Every `idgen.*` setting, in one place. The README's configuration table mirrors this file.
+
+use std::ffi::CStr;
+
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
+
+use crate::core::generator::ClockPolicy;
+
+/// Postmaster: the node's layout, a preset name with optional `key=value` overrides.
+pub static LAYOUT: GucSetting<Option<std::ffi::CString>> =
+    GucSetting::<Option<std::ffi::CString>>::new(Some(c"pg_idgen"));
+/// Postmaster: this node's worker id within the layout's worker bits.
+pub static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
+/// Postmaster: this node's datacenter id, for layouts with datacenter bits (twitter).
+pub static DATACENTER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
+/// Sighup: what to do when the wall clock is behind the logical clock.
+pub static CLOCK_POLICY: GucSetting<ClockPolicySetting> =
+    GucSetting::<ClockPolicySetting>::new(ClockPolicySetting::Continue);
+/// Sighup: how far (ms) the logical clock may run ahead of the wall clock under `continue`.
+pub static MAX_DRIFT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+/// Sighup: the longest (ms) a caller waits for the clock before an ERROR.
+pub static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
+/// Sighup: how far ahead (ms) the durable high-water mark is reserved.
+pub static RESERVE_WINDOW_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
+
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ClockPolicySetting {
+    #[name = c"continue"]
+    Continue,
+    #[name = c"wait"]
+    Wait,
+    #[name = c"error"]
+    Error,
+    #[name = c"rollback_flag"]
+    RollbackFlag,
+}
+
+impl From<ClockPolicySetting> for ClockPolicy {
+    fn from(s: ClockPolicySetting) -> ClockPolicy {
+        match s {
+            ClockPolicySetting::Continue => ClockPolicy::Continue,
+            ClockPolicySetting::Wait => ClockPolicy::Wait,
+            ClockPolicySetting::Error => ClockPolicy::Error,
+            ClockPolicySetting::RollbackFlag => ClockPolicy::RollbackFlag,
+        }
+    }
+}
+
+pub fn layout_spec() -> String {
+    LAYOUT
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "pg_idgen".into())
+}
+
+/// The settings that may change at reload, read together so a backend can tell when its cached
+/// generator is stale.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ClockSettings {
+    pub policy: ClockPolicySetting,
+    pub max_drift_ms: i32,
+    pub max_wait_ms: i32,
+}
+
+pub fn clock_settings() -> ClockSettings {
+    ClockSettings {
+        policy: CLOCK_POLICY.get(),
+        max_drift_ms: MAX_DRIFT_MS.get(),
+        max_wait_ms: MAX_WAIT_MS.get(),
+    }
+}
+
+fn int(
+    name: &'static CStr,
+    short: &'static CStr,
+    long: &'static CStr,
+    setting: &'static GucSetting<i32>,
+    range: (i32, i32),
+    context: GucContext,
+    flags: GucFlags,
+) {
+    GucRegistry::define_int_guc(name, short, long, setting, range.0, range.1, context, flags);
+}
+
+pub fn define() {
+    GucRegistry::define_string_guc(
+        c"idgen.layout",
+        c"Bit layout of this node's Snowflake IDs: a preset name, optionally followed by key=value overrides.",
+        c"Presets: pg_idgen (default), twitter, leaf, sonyflake, instagram, uid_generator, js_safe, raindrop, westid, westid32. \
+Keys: unit, epoch, time, datacenter, worker, rollback, sequence, reserved, reserved_value, order. See SELECT * FROM idgen.layouts.",
+        &LAYOUT,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.worker_id",
+        c"This node's worker id; must be unique among nodes that share IDs.",
+        c"Must fit the layout's worker bits (0 to 1023 for the default layout).",
+        &WORKER_ID,
+        (0, i32::MAX),
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.datacenter_id",
+        c"This node's datacenter id, for layouts with datacenter bits.",
+        c"Must fit the layout's datacenter bits; 0 for layouts without them.",
+        &DATACENTER_ID,
+        (0, i32::MAX),
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_enum_guc(
+        c"idgen.clock_policy",
+        c"What snowflake_next() does when the wall clock is behind the last ID: continue, wait, error or rollback_flag.",
+        c"continue: count on from the last ID, at most idgen.max_drift ahead of the wall clock; wait: wait for the clock; \
+error: fail at once; rollback_flag: flip the layout's rollback bit (seed 001).",
+        &CLOCK_POLICY,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.max_drift",
+        c"How far the logical clock may run ahead of the wall clock under clock_policy continue.",
+        c"Covers small backward clock steps and bursts beyond the layout's per-tick capacity; beyond it callers wait up to idgen.max_wait.",
+        &MAX_DRIFT_MS,
+        (0, 86_400_000),
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    int(
+        c"idgen.max_wait",
+        c"The longest snowflake_next() waits for the clock before raising an error.",
+        c"0 fails at once.",
+        &MAX_WAIT_MS,
+        (0, 3_600_000),
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    int(
+        c"idgen.reserve_window",
+        c"How far ahead the durable high-water mark of Snowflake IDs is reserved.",
+        c"One durable write covers this much time of IDs; a restart after a crash skips at most this much.",
+        &RESERVE_WINDOW_MS,
+        (10, 3_600_000),
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+}

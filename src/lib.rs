@@ -1,0 +1,56 @@
+//! pg_idgen: PostgreSQL as the distributed ID service of its users.
+//!
+//! `core` is pure Rust (layouts, the generator's state machine, the durable mark); the other
+//! modules are the thin pgrx layer that binds it to PostgreSQL.
+
+use pgrx::prelude::*;
+use pgrx::{pg_sys, PgSqlErrorCode};
+
+pub mod core;
+mod decode;
+mod errors;
+mod gucs;
+mod shmem;
+mod snowflake;
+mod status;
+mod worker;
+
+pgrx::pg_module_magic!();
+
+/// What to add to postgresql.conf; every message about preloading names it exactly.
+const PRELOAD_LINE: &str = "shared_preload_libraries = 'pg_idgen'";
+
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    // SAFETY: reading a flag the postmaster sets while it loads shared_preload_libraries.
+    if !unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
+        // Loaded by CREATE EXTENSION or a function call without preloading: there is no shared
+        // memory for the generator and no background worker, so refuse every entry point.
+        errors::IdError::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "pg_idgen must be loaded via shared_preload_libraries",
+        )
+        .detail("pg_idgen keeps each node's generator in shared memory and runs a background worker; both are set up only at server start.")
+        .hint(format!(
+            "Add {PRELOAD_LINE} to postgresql.conf (or append pg_idgen to the existing list) and restart the server."
+        ))
+        .raise();
+    }
+    gucs::define();
+    // SAFETY: called once from _PG_init, as PostgreSQL documents.
+    unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };
+    snowflake::init_node();
+    shmem::install_hooks();
+    worker::register();
+}
+
+extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
+
+#[cfg(test)]
+pub mod pg_test {
+    pub fn setup(_options: Vec<&str>) {}
+
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec!["shared_preload_libraries = 'pg_idgen'"]
+    }
+}

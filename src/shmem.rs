@@ -1,0 +1,115 @@
+//! pg_idgen's shared memory: one block, requested while preloading and set up once per
+//! postmaster life (again after every crash, when the postmaster wipes shared memory).
+
+use std::ptr::null_mut;
+
+use pgrx::pg_sys;
+
+use crate::core::generator::GeneratorState;
+use crate::snowflake;
+
+const SHMEM_NAME: &std::ffi::CStr = c"pg_idgen";
+const TRANCHE: &std::ffi::CStr = c"pg_idgen";
+const LOCKS: i32 = 1;
+
+/// Everything the node's processes share.
+#[repr(C)]
+pub struct Shared {
+    pub generator: GeneratorState,
+    /// Set at startup when the durable mark could not be read: generating could repeat IDs.
+    pub mark_error: [u8; 256],
+}
+
+static mut SHARED: *mut Shared = null_mut();
+static mut LOCK_BASE: *mut pg_sys::LWLockPadded = null_mut();
+static mut PREV_REQUEST: pg_sys::shmem_request_hook_type = None;
+static mut PREV_STARTUP: pg_sys::shmem_startup_hook_type = None;
+
+/// Installs the hooks; called from `_PG_init` while preloading.
+pub fn install_hooks() {
+    // SAFETY: _PG_init runs once, single-threaded, in the postmaster, before any hook fires.
+    unsafe {
+        PREV_REQUEST = pg_sys::shmem_request_hook;
+        pg_sys::shmem_request_hook = Some(shmem_request);
+        PREV_STARTUP = pg_sys::shmem_startup_hook;
+        pg_sys::shmem_startup_hook = Some(shmem_startup);
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn shmem_request() {
+    // SAFETY: called by the postmaster in its shmem-request phase, as the hook contract says.
+    unsafe {
+        if let Some(prev) = PREV_REQUEST {
+            prev();
+        }
+        pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>());
+        pg_sys::RequestNamedLWLockTranche(TRANCHE.as_ptr(), LOCKS);
+    }
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn shmem_startup() {
+    // SAFETY: ShmemInitStruct under AddinShmemInitLock is the documented way to attach; the block
+    // is only initialised when `found` is false, i.e. once per shared-memory lifetime.
+    unsafe {
+        if let Some(prev) = PREV_STARTUP {
+            prev();
+        }
+        // AddinShmemInitLock is a C macro: &MainLWLockArray[21].lock.
+        let init_lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock;
+        pg_sys::LWLockAcquire(init_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+        let mut found = false;
+        let p = pg_sys::ShmemInitStruct(
+            SHMEM_NAME.as_ptr(),
+            std::mem::size_of::<Shared>(),
+            &mut found,
+        ) as *mut Shared;
+        LOCK_BASE = pg_sys::GetNamedLWLockTranche(TRANCHE.as_ptr());
+        if !found {
+            std::ptr::write_bytes(p as *mut u8, 0, std::mem::size_of::<Shared>());
+            SHARED = p;
+            snowflake::restore_from_mark(&*p);
+        }
+        SHARED = p;
+        pg_sys::LWLockRelease(init_lock);
+    }
+}
+
+/// The shared block; only after startup, which every backend and worker has passed.
+pub fn shared() -> &'static Shared {
+    // SAFETY: SHARED is set in the postmaster's startup hook before any backend is forked and
+    // never changes afterwards in a child; Shared holds only atomics and plain bytes.
+    unsafe {
+        assert!(!SHARED.is_null(), "pg_idgen shared memory is not attached");
+        &*SHARED
+    }
+}
+
+/// The LWLock that serialises durable reservations of the Snowflake mark.
+pub fn reserve_lock() -> *mut pg_sys::LWLock {
+    // SAFETY: LOCK_BASE points at LOCKS padded locks set up at startup.
+    unsafe { &mut (*LOCK_BASE).lock }
+}
+
+impl Shared {
+    pub fn set_mark_error(&self, msg: &str) {
+        let bytes = msg.as_bytes();
+        let n = bytes.len().min(self.mark_error.len() - 1);
+        // SAFETY: only written at startup, before any backend reads it.
+        unsafe {
+            let dst = self.mark_error.as_ptr() as *mut u8;
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n);
+            *dst.add(n) = 0;
+        }
+    }
+
+    pub fn mark_error(&self) -> Option<String> {
+        let end = self.mark_error.iter().position(|b| *b == 0).unwrap_or(0);
+        if end == 0 {
+            None
+        } else {
+            Some(String::from_utf8_lossy(&self.mark_error[..end]).into_owned())
+        }
+    }
+}

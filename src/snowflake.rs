@@ -1,0 +1,404 @@
+//! `snowflake_next()` and friends: the core generator bound to shared memory, the system clock,
+//! PostgreSQL's interrupts and a durable mark in the data directory.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::*;
+
+use once_cell::sync::OnceCell;
+use pgrx::prelude::*;
+use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
+
+use crate::core::civil::format_utc_ms;
+use crate::core::generator::{BackwardStep, Clock, GenError, Generator, GeneratorState, Reserver};
+use crate::core::layout::Layout;
+use crate::core::mark::Mark;
+use crate::errors::{invalid, not_ready, IdError};
+use crate::gucs::{self, ClockSettings};
+use crate::shmem::{self, Shared};
+
+/// The node's generator as configured at server start (layout and worker id are fixed then).
+static NODE: OnceCell<Generator> = OnceCell::new();
+
+thread_local! {
+    /// This backend's generator under the current reloadable clock settings.
+    static CURRENT: RefCell<Option<(ClockSettings, Generator)>> = const { RefCell::new(None) };
+}
+
+pub fn now_ms() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_millis() as i64,
+        Err(e) => -(e.duration().as_millis() as i64),
+    }
+}
+
+fn build(layout: Layout, s: ClockSettings) -> Result<Generator, String> {
+    Generator::new(
+        layout,
+        s.policy.into(),
+        s.max_drift_ms as u64,
+        s.max_wait_ms as u64,
+        gucs::DATACENTER_ID.get() as u64,
+        gucs::WORKER_ID.get() as u64,
+    )
+}
+
+/// Reads the postmaster-level settings and refuses to start the server on a layout or worker id
+/// that could not make good IDs. Called from `_PG_init` while preloading.
+pub fn init_node() {
+    let spec = gucs::layout_spec();
+    let fail = |setting: &str, msg: String, hint: &str| -> ! {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("invalid value for parameter \"{setting}\": {msg}"),
+        )
+        .hint(hint)
+        .raise()
+    };
+    let layout = Layout::parse(&spec).unwrap_or_else(|e| {
+        fail(
+            "idgen.layout",
+            format!("\"{spec}\": {e}"),
+            "Set idgen.layout in postgresql.conf to a preset (pg_idgen, twitter, sonyflake, ...) or key=value bits; SELECT * FROM idgen.layouts lists them.",
+        )
+    });
+    if let Err(e) = layout.check_for_generation(now_ms()) {
+        fail(
+            "idgen.layout",
+            e,
+            "Choose a layout with more time bits or a later epoch for this node.",
+        );
+    }
+    let g = build(layout, gucs::clock_settings()).unwrap_or_else(|e| {
+        let setting = if e.contains("datacenter") {
+            "idgen.datacenter_id"
+        } else if e.contains("worker") {
+            "idgen.worker_id"
+        } else {
+            "idgen.clock_policy"
+        };
+        fail(
+            setting,
+            e,
+            "Change the setting in postgresql.conf and start the server again.",
+        )
+    });
+    let _ = NODE.set(g);
+}
+
+pub fn node() -> &'static Generator {
+    NODE.get()
+        .expect("pg_idgen: the node generator is set up while preloading")
+}
+
+/// Runs `f` with this backend's generator, rebuilt when a reload changed the clock settings.
+fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
+    let settings = gucs::clock_settings();
+    CURRENT.with(|cell| {
+        let mut cur = cell.borrow_mut();
+        let stale = !matches!(&*cur, Some((s, _)) if *s == settings);
+        if stale {
+            let g = build(node().layout.clone(), settings).unwrap_or_else(|e| {
+                invalid(format!("invalid pg_idgen clock settings: {e}"))
+                    .hint("Fix idgen.clock_policy / idgen.max_drift / idgen.max_wait in postgresql.conf and reload.")
+                    .raise()
+            });
+            *cur = Some((settings, g));
+        }
+        f(&cur.as_ref().expect("set above").1)
+    })
+}
+
+fn data_dir() -> PathBuf {
+    // SAFETY: DataDir is set by the postmaster before any of our code runs and never freed.
+    unsafe {
+        PathBuf::from(
+            std::ffi::CStr::from_ptr(pg_sys::DataDir)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+/// Sets the shared state from the durable mark; runs in the postmaster at every shared-memory
+/// (re)initialisation, i.e. at start and after a crash.
+pub fn restore_from_mark(shared: &Shared) {
+    let g = node();
+    match Mark::load(&data_dir()) {
+        Ok(mark) => {
+            let tick = mark.and_then(|m| g.layout.tick_of_ms(m.reserved_until_ms - 1));
+            shared.generator.restore(tick, g.seq_bits());
+        }
+        Err(e) => {
+            shared.set_mark_error(&e);
+            pgrx::log!(
+                "pg_idgen: {e}; snowflake_next() is disabled until the mark file is repaired"
+            );
+        }
+    }
+}
+
+struct PgClock;
+
+impl Clock for PgClock {
+    fn now_ms(&self) -> i64 {
+        now_ms()
+    }
+
+    fn sleep_ms(&self, ms: u64) -> Result<(), GenError> {
+        // SAFETY: plain sleep; interrupts are serviced right after.
+        unsafe { pg_sys::pg_usleep((ms * 1000) as _) };
+        pgrx::check_for_interrupts!();
+        Ok(())
+    }
+}
+
+/// Writes the mark under an LWLock so concurrent callers make one write, not one each.
+pub struct PgReserver;
+
+impl PgReserver {
+    fn window_ticks(layout: &Layout) -> u64 {
+        (gucs::RESERVE_WINDOW_MS.get() as u64)
+            .div_ceil(layout.unit_ms)
+            .max(1)
+    }
+
+    /// Moves the reservation to at least `tick + window`; the caller holds no lock.
+    pub fn extend(&self, st: &GeneratorState, layout: &Layout, tick: u64) -> Result<(), String> {
+        let lock = shmem::reserve_lock();
+        // SAFETY: a valid LWLock from our tranche; nothing in between can raise an ERROR (the
+        // file write reports errors as values), so the lock is always released below.
+        unsafe { pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_EXCLUSIVE) };
+        let result = if st.reserved_tick.load(Acquire) >= tick {
+            Ok(())
+        } else {
+            let new = tick + Self::window_ticks(layout);
+            let mark = Mark {
+                reserved_until_ms: layout.ms_of_tick(new + 1),
+            };
+            mark.store(&data_dir()).map(|()| {
+                st.reserved_tick.store(new, Release);
+            })
+        };
+        // SAFETY: acquired above.
+        unsafe { pg_sys::LWLockRelease(lock) };
+        result
+    }
+}
+
+impl Reserver for PgReserver {
+    fn reserve(&self, st: &GeneratorState, tick: u64) -> Result<(), GenError> {
+        self.extend(st, &node().layout, tick)
+            .map_err(GenError::Reserve)
+    }
+}
+
+/// Generators run only on a primary: a standby's IDs would collide with its primary's.
+fn check_can_generate(shared: &Shared) {
+    // SAFETY: RecoveryInProgress only reads shared state.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+            "cannot generate IDs on a standby server",
+        )
+        .detail("The server is in recovery; IDs made here could repeat IDs of the primary.")
+        .hint("Generate IDs on the primary. id_decode() and the other decoders work here.")
+        .raise();
+    }
+    if let Some(e) = shared.mark_error() {
+        not_ready(format!("snowflake IDs are disabled: the durable mark could not be read: {e}"))
+            .hint("Repair or restore pg_idgen.mark in the data directory and restart; never delete it on a node that issued IDs, or set the clock past the last ID first.")
+            .raise();
+    }
+}
+
+fn to_id_error(e: GenError, g: &Generator) -> IdError {
+    match e {
+        GenError::ClockBehind {
+            behind_ms,
+            policy,
+            waited_ms,
+        } => not_ready(format!(
+            "the system clock is {behind_ms} ms behind the last Snowflake ID (clock policy {}, waited {waited_ms} ms)",
+            policy.name()
+        ))
+        .detail("The wall clock stepped back or the logical clock ran ahead; an ID now could repeat an earlier one.")
+        .hint("Fix the clock (NTP), or wait for it to catch up; idgen.max_drift allows the logical clock to run further ahead, idgen.max_wait lets callers wait longer."),
+        GenError::SequenceExhausted { waited_ms } => not_ready(format!(
+            "all {} IDs of the current tick are used and the next tick did not come within {waited_ms} ms",
+            g.layout.per_tick()
+        ))
+        .hint("Raise idgen.max_wait, use clock policy continue (which borrows later ticks), or a layout with more sequence bits."),
+        GenError::BeforeEpoch { now_ms } => not_ready(format!(
+            "the system clock ({}) is before the epoch of layout {} ({})",
+            format_utc_ms(now_ms),
+            g.layout.name,
+            format_utc_ms(g.layout.epoch_ms)
+        ))
+        .hint("Fix the system clock."),
+        GenError::LayoutExhausted => IdError::new(
+            PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("layout {} has run out of time bits", g.layout.name),
+        )
+        .hint("Move the node to a layout with more time bits or a later epoch (and more reserved bits, so old and new IDs cannot meet)."),
+        GenError::Reserve(e) => IdError::new(
+            PgSqlErrorCode::ERRCODE_IO_ERROR,
+            format!("could not persist the Snowflake high-water mark: {e}"),
+        )
+        .hint("No ID was handed out. Check the data directory's disk space and permissions."),
+        GenError::Interrupted(e) => IdError::new(PgSqlErrorCode::ERRCODE_QUERY_CANCELED, e),
+    }
+}
+
+fn warn_step(step: BackwardStep) {
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_WARNING,
+        format!(
+            "pg_idgen: the system clock stepped back {} ms; Snowflake IDs go on from the last one",
+            step.step_ms
+        ),
+    )
+    .hint("See idgen.status for the drift; the clock policy decides how far the logical clock may run ahead.")
+    .report(PgLogLevel::WARNING);
+}
+
+/// Takes `want` consecutive counters from the node's generator.
+fn take(want: u64) -> (crate::core::generator::Issued, &'static Shared) {
+    let shared = shmem::shared();
+    check_can_generate(shared);
+    with_generator(
+        |g| match g.take(&shared.generator, &PgClock, &PgReserver, want) {
+            Ok((issued, step)) => {
+                if let Some(s) = step {
+                    warn_step(s);
+                }
+                (issued, shared)
+            }
+            Err(e) => to_id_error(e, g).raise(),
+        },
+    )
+}
+
+/// The next Snowflake ID of this node.
+#[pg_extern(volatile, parallel_safe)]
+fn snowflake_next() -> i64 {
+    let (issued, _) = take(1);
+    node().id_of(issued.first, issued.flag)
+}
+
+const MAX_BATCH: i32 = 10_000_000;
+
+/// `n` IDs at once, ascending.
+#[pg_extern(volatile, parallel_safe)]
+fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
+    let n = match n {
+        None => IdError::new(
+            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+            "snowflake_next_batch(n): n must not be NULL",
+        )
+        .raise(),
+        Some(n) if !(1..=MAX_BATCH).contains(&n) => invalid(format!(
+            "snowflake_next_batch(n): n is {n}, it must be between 1 and {MAX_BATCH}"
+        ))
+        .hint("Call it several times for more IDs.")
+        .raise(),
+        Some(n) => n as u64,
+    };
+    let g = node();
+    let mut ids = Vec::with_capacity(n as usize);
+    while (ids.len() as u64) < n {
+        let (issued, _) = take(n - ids.len() as u64);
+        ids.extend((issued.first..issued.first + issued.count).map(|c| g.id_of(c, issued.flag)));
+    }
+    SetOfIterator::new(ids)
+}
+
+/// Renews the reservation ahead of need so callers rarely write the mark themselves; run by the
+/// background worker. Returns true if it wrote.
+pub fn renew_reservation(issued_before: &mut u64) -> Result<bool, String> {
+    let shared = shmem::shared();
+    let st = &shared.generator;
+    let g = node();
+    let issued = st.stats.issued.load(Relaxed);
+    if issued == *issued_before || shared.mark_error().is_some() {
+        return Ok(false);
+    }
+    *issued_before = issued;
+    let now = match g.layout.tick_of_ms(now_ms()) {
+        Some(t) => t,
+        None => return Ok(false),
+    };
+    let (last, _) = st.last();
+    let tick = now.max(last >> g.seq_bits());
+    let half = PgReserver::window_ticks(&g.layout) / 2;
+    if tick + half <= st.reserved_tick.load(Acquire) {
+        return Ok(false);
+    }
+    PgReserver.extend(st, &g.layout, tick + half).map(|()| true)
+}
+
+/// The wall-clock instant the current reservation covers, for `idgen.status`.
+pub fn reserved_until_ms(st: &GeneratorState) -> i64 {
+    node().layout.ms_of_tick(st.reserved_tick.load(Acquire) + 1)
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn next_is_increasing_and_decodes_to_now() {
+        let a = Spi::get_one::<i64>("SELECT snowflake_next()")
+            .unwrap()
+            .unwrap();
+        let b = Spi::get_one::<i64>("SELECT snowflake_next()")
+            .unwrap()
+            .unwrap();
+        assert!(b > a);
+        let fresh = Spi::get_one::<bool>(&format!(
+            "SELECT abs(extract(epoch FROM id_timestamp({b}) - clock_timestamp())) < 5"
+        ))
+        .unwrap()
+        .unwrap();
+        assert!(fresh);
+    }
+
+    #[pg_test]
+    fn batch_is_ascending_and_unique() {
+        let (n, distinct, ordered) = Spi::get_three::<i64, i64, bool>(
+            "WITH b AS (SELECT id, row_number() OVER () AS rn FROM snowflake_next_batch(100000) AS id)
+             SELECT count(*), count(DISTINCT id),
+                    bool_and(id > coalesce(prev, -1))
+             FROM (SELECT id, lag(id) OVER (ORDER BY rn) AS prev FROM b) s",
+        )
+        .unwrap();
+        assert_eq!(
+            (n, distinct, ordered),
+            (Some(100000), Some(100000), Some(true))
+        );
+    }
+
+    #[pg_test(error = "snowflake_next_batch(n): n is 0, it must be between 1 and 10000000")]
+    fn batch_refuses_zero() {
+        Spi::run("SELECT snowflake_next_batch(0)").unwrap();
+    }
+
+    #[pg_test(error = "snowflake_next_batch(n): n must not be NULL")]
+    fn batch_refuses_null() {
+        Spi::run("SELECT snowflake_next_batch(NULL)").unwrap();
+    }
+
+    #[pg_test]
+    fn default_column_works() {
+        Spi::run(
+            "CREATE TABLE t_sf (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int);
+             INSERT INTO t_sf (v) SELECT g FROM generate_series(1, 20000) g;",
+        )
+        .unwrap();
+        let ok = Spi::get_one::<bool>("SELECT count(*) = 20000 AND bool_and(id > 0) FROM t_sf")
+            .unwrap()
+            .unwrap();
+        assert!(ok);
+    }
+}

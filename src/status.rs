@@ -1,0 +1,193 @@
+//! `idgen.layouts` and `idgen.status`: what a psql user reads to see how the node makes IDs.
+
+use pgrx::prelude::*;
+
+#[pg_schema]
+mod idgen {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use pgrx::prelude::*;
+
+    use crate::core::civil::format_utc_ms;
+    use crate::core::layout::{unit_name, Field, Layout};
+    use crate::core::presets::PRESET_NAMES;
+    use crate::decode::ts_of_ms;
+    use crate::gucs;
+    use crate::shmem;
+    use crate::snowflake::{node, now_ms, reserved_until_ms};
+
+    fn row(
+        l: &Layout,
+        is_node: bool,
+    ) -> (
+        name!(name, String),
+        name!(is_node_layout, bool),
+        name!(unit, String),
+        name!(epoch, TimestampWithTimeZone),
+        name!(time_bits, i32),
+        name!(datacenter_bits, i32),
+        name!(worker_bits, i32),
+        name!(rollback_bits, i32),
+        name!(sequence_bits, i32),
+        name!(reserved_bits, i32),
+        name!(field_order, String),
+        name!(ids_per_tick, i64),
+        name!(ids_per_second, f64),
+        name!(years, f64),
+        name!(ends, Option<TimestampWithTimeZone>),
+        name!(js_safe, bool),
+        name!(can_generate, bool),
+        name!(description, String),
+    ) {
+        let b = |f: Field| l.bits(f) as i32;
+        (
+            l.name.clone(),
+            is_node,
+            unit_name(l.unit_ms),
+            ts_of_ms(l.epoch_ms),
+            b(Field::Time),
+            b(Field::Datacenter),
+            b(Field::Worker),
+            b(Field::Rollback),
+            b(Field::Sequence),
+            b(Field::Reserved),
+            l.order
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(","),
+            l.per_tick() as i64,
+            l.per_tick() as f64 * 1000.0 / l.unit_ms as f64,
+            (l.years() * 10.0).round() / 10.0,
+            // Past PostgreSQL's timestamp range (year 294276) is as good as never.
+            (!l.wraps && l.end_ms() < 9_000_000_000_000_000).then(|| ts_of_ms(l.end_ms())),
+            l.js_safe(),
+            l.check_for_generation(now_ms()).is_ok(),
+            l.describe(),
+        )
+    }
+
+    /// The named layouts, and this node's own (first).
+    #[pg_extern(stable, parallel_safe)]
+    fn layout_catalog() -> TableIterator<
+        'static,
+        (
+            name!(name, String),
+            name!(is_node_layout, bool),
+            name!(unit, String),
+            name!(epoch, TimestampWithTimeZone),
+            name!(time_bits, i32),
+            name!(datacenter_bits, i32),
+            name!(worker_bits, i32),
+            name!(rollback_bits, i32),
+            name!(sequence_bits, i32),
+            name!(reserved_bits, i32),
+            name!(field_order, String),
+            name!(ids_per_tick, i64),
+            name!(ids_per_second, f64),
+            name!(years, f64),
+            name!(ends, Option<TimestampWithTimeZone>),
+            name!(js_safe, bool),
+            name!(can_generate, bool),
+            name!(description, String),
+        ),
+    > {
+        let node_layout = &node().layout;
+        let mut rows = vec![row(node_layout, true)];
+        for name in PRESET_NAMES {
+            let l = Layout::parse(name).expect("presets are valid");
+            if l.name != node_layout.name {
+                rows.push(row(&l, false));
+            }
+        }
+        TableIterator::new(rows)
+    }
+
+    /// This node's generator: layout, worker id, last ID, drift, durable mark, counters.
+    #[pg_extern(volatile, parallel_safe)]
+    fn node_status() -> TableIterator<
+        'static,
+        (
+            name!(layout, String),
+            name!(layout_spec, String),
+            name!(worker_id, i32),
+            name!(datacenter_id, i32),
+            name!(worker_id_source, String),
+            name!(clock_policy, String),
+            name!(max_drift_ms, i32),
+            name!(last_id, Option<i64>),
+            name!(last_id_time, Option<TimestampWithTimeZone>),
+            name!(wall_clock, TimestampWithTimeZone),
+            name!(drift_ms, i64),
+            name!(persisted_mark, Option<TimestampWithTimeZone>),
+            name!(ids_issued, i64),
+            name!(overflow_waits, i64),
+            name!(clock_behind_waits, i64),
+            name!(clock_errors, i64),
+            name!(backward_steps, i64),
+            name!(largest_backward_step_ms, i64),
+            name!(rollback_flips, i64),
+            name!(problem, Option<String>),
+        ),
+    > {
+        let g = node();
+        let shared = shmem::shared();
+        let st = &shared.generator;
+        let (counter, flag) = st.last();
+        let issued = st.stats.issued.load(Relaxed) as i64;
+        let now = now_ms();
+        let last_tick = counter >> g.seq_bits();
+        let last_ms = g.layout.ms_of_tick(last_tick);
+        let (last_id, last_time) = if counter == 0 {
+            (None, None)
+        } else {
+            (Some(g.id_of(counter, flag)), Some(ts_of_ms(last_ms)))
+        };
+        let reserved = st.reserved_tick.load(Relaxed);
+        let stat = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed) as i64;
+        let settings = gucs::clock_settings();
+        let policy: crate::core::generator::ClockPolicy = settings.policy.into();
+        let problem = shared.mark_error().or_else(|| {
+            (counter != 0 && last_ms > now + settings.max_drift_ms as i64).then(|| {
+                format!(
+                    "logical clock is {} ms ahead of the wall clock (last ID at {})",
+                    last_ms - now,
+                    format_utc_ms(last_ms)
+                )
+            })
+        });
+        TableIterator::once((
+            g.layout.name.clone(),
+            gucs::layout_spec(),
+            gucs::WORKER_ID.get(),
+            gucs::DATACENTER_ID.get(),
+            "setting idgen.worker_id".to_string(),
+            policy.name().to_string(),
+            settings.max_drift_ms,
+            last_id,
+            last_time,
+            ts_of_ms(now),
+            if counter == 0 { 0 } else { last_ms - now },
+            (reserved > 0).then(|| ts_of_ms(reserved_until_ms(st))),
+            issued,
+            stat(&st.stats.overflow_waits),
+            stat(&st.stats.behind_waits),
+            stat(&st.stats.clock_errors),
+            stat(&st.stats.backward_steps),
+            stat(&st.stats.largest_backward_step_ms),
+            stat(&st.stats.flag_flips),
+            problem,
+        ))
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE VIEW idgen.layouts AS SELECT * FROM idgen.layout_catalog();
+CREATE VIEW idgen.status AS SELECT * FROM idgen.node_status();
+COMMENT ON VIEW idgen.layouts IS 'Named bit layouts for Snowflake IDs, this node''s first: unit, epoch, bits per field, capacity, years of range.';
+COMMENT ON VIEW idgen.status IS 'This node''s Snowflake generator: layout, worker id and its source, last ID, drift from the wall clock, durable mark, counters.';
+"#,
+    name = "status_views",
+    requires = [idgen::layout_catalog, idgen::node_status],
+);

@@ -1,0 +1,43 @@
+//! pg_idgen's background worker: keeps the Snowflake high-water mark reserved ahead of need, so
+//! that callers almost never wait for a durable write.
+
+use std::time::Duration;
+
+use pgrx::bgworkers::{
+    BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags,
+};
+use pgrx::prelude::*;
+
+pub fn register() {
+    BackgroundWorkerBuilder::new("pg_idgen reserver")
+        .set_type("pg_idgen")
+        .set_function("pg_idgen_reserver_main")
+        .set_library("pg_idgen")
+        .enable_shmem_access(None)
+        // Only a primary hands out IDs; a standby starts the worker once promoted.
+        .set_start_time(BgWorkerStartTime::RecoveryFinished)
+        .set_restart_time(Some(Duration::from_secs(1)))
+        .load();
+}
+
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    let mut issued_before = 0u64;
+    let mut complained = false;
+    while BackgroundWorker::wait_latch(Some(Duration::from_millis(100))) {
+        if BackgroundWorker::sighup_received() {
+            // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
+            unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
+        }
+        match crate::snowflake::renew_reservation(&mut issued_before) {
+            Ok(_) => complained = false,
+            Err(e) if !complained => {
+                complained = true;
+                pgrx::warning!("pg_idgen: could not renew the Snowflake reservation: {e}");
+            }
+            Err(_) => {}
+        }
+    }
+}
