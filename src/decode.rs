@@ -1,6 +1,10 @@
 //! Taking Snowflake IDs apart, and mapping times to ID ranges. Decoders work everywhere,
 //! standbys included, and with any named layout, not only the node's.
 
+// pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias),
+// so clippy's type_complexity cannot be met here.
+#![allow(clippy::type_complexity)]
+
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
@@ -37,11 +41,14 @@ pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
             "layout must not be NULL",
         )
     })?;
-    if name.trim().is_empty() || name == "node" {
-        return Ok(node().layout.clone());
-    }
     Layout::parse(name).map_err(|e| {
-        IdError::new(PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT, format!("layout \"{name}\": {e}"))
+        // An unknown name is a missing object; a spec that does not add up is a bad value.
+        let code = if e.starts_with("unknown layout \"") {
+            PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT
+        } else {
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE
+        };
+        IdError::new(code, format!("layout \"{name}\": {e}"))
             .hint("SELECT name FROM idgen.layouts lists the named layouts; a spec such as 'twitter epoch=2024-01-01' also works.")
     })
 }
@@ -73,8 +80,9 @@ fn decode_row(
     )
 }
 
-/// Takes an ID apart with this node's layout.
-#[pg_extern(immutable, parallel_safe, name = "id_decode")]
+/// Takes an ID apart with this node's layout. STABLE, not IMMUTABLE: the node's layout is fixed
+/// only until the next restart.
+#[pg_extern(stable, parallel_safe, name = "id_decode")]
 fn id_decode(
     id: i64,
 ) -> TableIterator<
@@ -119,7 +127,7 @@ fn id_decode_with(
 }
 
 /// The time inside an ID (the start of its tick), with this node's layout.
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(stable, parallel_safe)]
 fn id_timestamp(id: i64) -> TimestampWithTimeZone {
     let l = &node().layout;
     let d = l.unpack(id).map_err(invalid).or_raise();
@@ -141,7 +149,7 @@ fn min_id_at(ts: TimestampWithTimeZone, l: &Layout) -> i64 {
 
 /// The smallest ID of an instant: `WHERE id >= id_from_timestamp(now() - interval '1 day')` is a
 /// range scan of the primary key.
-#[pg_extern(immutable, parallel_safe)]
+#[pg_extern(stable, parallel_safe)]
 fn id_from_timestamp(ts: TimestampWithTimeZone) -> i64 {
     min_id_at(ts, &node().layout)
 }

@@ -17,7 +17,7 @@ pub static DATACENTER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
 pub static CLOCK_POLICY: GucSetting<ClockPolicySetting> =
     GucSetting::<ClockPolicySetting>::new(ClockPolicySetting::Continue);
 /// Sighup: how far (ms) the logical clock may run ahead of the wall clock under `continue`.
-pub static MAX_DRIFT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+pub static MAX_DRIFT_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
 /// Sighup: the longest (ms) a caller waits for the clock before an ERROR.
 pub static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 /// Sighup: how far ahead (ms) the durable high-water mark is reserved.

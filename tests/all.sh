@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The test command: every layer, then one summary line.
+#   1. formatting and lints          (cargo fmt --check, cargo clippy)
+#   2. core unit tests + #[pg_test]s (cargo pgrx test, as the postgres user)
+#   3. golden SQL tests              (pg_regress against a cluster started here)
+#   4. system tests                  (tests/system/*.sh: many sessions, clock steps, kill -9, ...)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$REPO"
+
+passed=0
+failed=0
+failures=()
+record() { # record NAME STATUS
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$1"); fi
+}
+
+ensure_deps
+
+step() { # step NAME COMMAND...: runs it, records pass or fail, goes on either way
+  local name=$1
+  shift
+  log "$name"
+  if "$@"; then record "$name" 0; else record "$name" 1; fi
+}
+
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy" cargo clippy --all-targets --features "pg15 pg_test" --no-default-features -- -D warnings
+
+log "unit tests and #[pg_test]s"
+$SUDO mkdir -p "$WORK" && $SUDO chown postgres "$WORK"
+out=$(mktemp)
+set +e
+cargo pgrx test pg15 --runas postgres --pgdata "$WORK/pgrx-test" 2>&1 | tee "$out"
+status=${PIPESTATUS[0]}
+set -e
+read -r cp cf < <(sed -n 's/.*test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$out" |
+  awk '{p += $1; f += $2} END {print p + 0, f + 0}')
+passed=$((passed + cp))
+failed=$((failed + cf))
+if [ "$status" -ne 0 ] && [ "$cf" -eq 0 ]; then record "cargo pgrx test (exit $status)" 1; fi
+rm -f "$out"
+
+install_extension
+
+log "pg_regress golden tests"
+REGRESS_PORT=54390
+cluster_init regress $REGRESS_PORT
+cluster_start regress
+set +e
+(cd tests/pg_regress && rm -rf results && \
+  "$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress" \
+    --host=127.0.0.1 --port=$REGRESS_PORT --user=postgres \
+    --dbname=pg_idgen_regress --inputdir=. --outputdir=. \
+    $(cd sql && ls *.sql | sed 's/\.sql$//'))
+status=$?
+set -e
+n=$(ls tests/pg_regress/sql/*.sql | wc -l)
+if [ $status -eq 0 ]; then passed=$((passed + n)); else
+  cat tests/pg_regress/regression.diffs 2>/dev/null | head -100
+  bad=$(grep -c "FAILED\|failed (ignored)" tests/pg_regress/regression.out 2>/dev/null || echo "$n")
+  failed=$((failed + bad)); passed=$((passed + n - bad)); failures+=("pg_regress")
+fi
+cluster_stop regress
+
+for t in tests/system/*.sh; do
+  step "system test $(basename "$t")" bash "$t"
+done
+
+echo
+if ((${#failures[@]})); then echo "failed: ${failures[*]}"; fi
+echo "summary: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sourced by system tests: lib.sh plus assertions that print what they checked.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+FAILS=0
+check() { # check "what" TEST-COMMAND...
+  local what=$1
+  shift
+  if "$@"; then echo "  ok: $what"; else echo "  FAIL: $what"; FAILS=$((FAILS + 1)); fi
+}
+eq() { [ "$1" = "$2" ] || { echo "    expected '$2', got '$1'" >&2; return 1; }; }
+finish() {
+  [ "$FAILS" -eq 0 ] && echo "  all checks passed" && exit 0
+  echo "  $FAILS check(s) failed"
+  exit 1
+}

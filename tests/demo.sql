@@ -1,0 +1,20 @@
+-- What pg_idgen is for, in a few statements.
+CREATE EXTENSION IF NOT EXISTS pg_idgen;
+
+-- 64-bit, time-ordered keys, unique across backends, restarts and clock steps of this node.
+CREATE TABLE orders (id bigint PRIMARY KEY DEFAULT snowflake_next(), item text);
+INSERT INTO orders (item) VALUES ('tea'), ('coffee'), ('cake');
+SELECT id, item FROM orders ORDER BY id;
+
+-- Take an ID apart, and read the time back.
+SELECT d.* FROM orders o, id_decode(o.id) d ORDER BY o.id LIMIT 1;
+
+-- IDs of the last hour: an index range scan on the primary key.
+EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE id >= id_from_timestamp(now() - interval '1 hour');
+
+-- Other systems' IDs decode bit for bit: a tweet from New Year's Eve 2019.
+SELECT ts, datacenter_id, worker_id, sequence FROM id_decode(1212092628029698048, 'twitter');
+
+-- The layouts this node knows, and how its generator is doing.
+SELECT name, unit, time_bits, worker_bits, sequence_bits, ids_per_second, years, js_safe FROM idgen.layouts;
+SELECT layout, worker_id, clock_policy, last_id, drift_ms, persisted_mark, ids_issued FROM idgen.status;

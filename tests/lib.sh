@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Shared helpers for the run, test and benchmark scripts: dependencies, building, and throwaway
+# PostgreSQL 15 clusters run as the postgres user (initdb refuses root).
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export PGRX_HOME="$REPO/pgrx-config"
+PGBIN=/usr/lib/postgresql/15/bin
+PG_CONFIG=$PGBIN/pg_config
+WORK=${PG_IDGEN_WORK:-/var/tmp/pg_idgen}
+FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# Installs what is missing: Debian packages, then cargo-pgrx 0.18.1. Safe to run again.
+ensure_deps() {
+  local need=() p
+  for p in postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo faketime; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  done
+  if ((${#need[@]})); then
+    log "installing Debian packages: ${need[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  if ! cargo pgrx --version 2>/dev/null | grep -q ' 0\.18\.1'; then
+    log "installing cargo-pgrx 0.18.1 (a few minutes, once)"
+    cargo install cargo-pgrx --version 0.18.1 --locked
+  fi
+  id postgres >/dev/null
+}
+
+# Builds (release) and installs the extension into the system PostgreSQL 15.
+install_extension() {
+  log "building and installing pg_idgen (release)"
+  (cd "$REPO" && cargo pgrx install --release --pg-config "$PG_CONFIG" $([ -n "$SUDO" ] && echo --sudo)) >&2
+}
+
+as_pg() { runuser -u postgres -- "$@"; }
+
+cluster_dir() { echo "$WORK/$1"; }
+
+# cluster_init NAME PORT [postgresql.conf lines...]: a fresh cluster with pg_idgen preloaded.
+cluster_init() {
+  local name=$1 port=$2 dir
+  shift 2
+  dir=$(cluster_dir "$name")
+  cluster_stop "$name" immediate 2>/dev/null || true
+  $SUDO mkdir -p "$WORK"
+  $SUDO chown postgres "$WORK"
+  as_pg rm -rf "$dir"
+  as_pg "$PGBIN/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
+  {
+    echo "port = $port"
+    echo "listen_addresses = '127.0.0.1'"
+    echo "unix_socket_directories = '$dir'"
+    echo "shared_preload_libraries = 'pg_idgen'"
+    echo "max_connections = 100"
+    echo "fsync = on"
+    local line
+    for line in "$@"; do echo "$line"; done
+  } | as_pg tee -a "$dir/postgresql.conf" >/dev/null
+}
+
+# cluster_conf NAME "line": appends a setting.
+cluster_conf() { echo "$2" | as_pg tee -a "$(cluster_dir "$1")/postgresql.conf" >/dev/null; }
+
+# cluster_start NAME [VAR=value ...]: starts it, with extra environment (e.g. libfaketime).
+cluster_start() {
+  local name=$1 dir
+  shift
+  dir=$(cluster_dir "$name")
+  as_pg env "$@" "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 start >/dev/null
+}
+
+# cluster_start_faketime NAME FILE: starts it with a clock moved by the offset written in FILE.
+cluster_start_faketime() {
+  cluster_start "$1" LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$2" FAKETIME_NO_CACHE=1
+}
+
+cluster_stop() {
+  local dir
+  dir=$(cluster_dir "$1")
+  [ -f "$dir/postmaster.pid" ] || return 0
+  as_pg "$PGBIN/pg_ctl" -D "$dir" -m "${2:-fast}" -w -t 60 stop >/dev/null
+}
+
+cluster_port() { sed -n "s/^port = //p" "$(cluster_dir "$1")/postgresql.conf" | tail -1; }
+
+# q PORT SQL: one value, no decoration; errors fail the caller.
+q() { psql -h 127.0.0.1 -p "$1" -U postgres -d postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "$2"; }
+
+# qdb PORT DB SQL
+qdb() { psql -h 127.0.0.1 -p "$1" -U postgres -d "$2" -X -q -A -t -v ON_ERROR_STOP=1 -c "$3"; }
+
+wait_ready() {
+  local port=$1 i
+  for i in $(seq 1 120); do
+    q "$port" "SELECT 1" >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  echo "server on port $port did not come up" >&2
+  return 1
+}

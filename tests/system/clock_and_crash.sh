@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Design rules 2 and 3 on a real server whose clock libfaketime moves:
+#   - the clock steps back 5 s while running: IDs go on increasing, the step is counted and logged;
+#   - the clock steps back 1 h: snowflake_next() fails (55000) rather than repeat, then recovers;
+#   - kill -9 of a backend mid-run: after the crash restart, every new ID is above every old one;
+#   - immediate stop, clock 30 s back, start: every new ID is above every old one.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=54392
+CLOCK="$WORK/clock_and_crash.faketime"
+echo "+0" | as_pg tee "$CLOCK" >/dev/null
+setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }
+cluster_init clock $PORT "idgen.worker_id = 9"
+cluster_start_faketime clock "$CLOCK"
+trap 'cluster_stop clock immediate' EXIT
+q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE seen (phase text, id bigint)"
+take() { q $PORT "INSERT INTO seen SELECT '$1', snowflake_next() FROM generate_series(1, ${2:-20000})"; }
+above_all_before() { # every ID of phase $1 is above every ID of earlier phases
+  q $PORT "SELECT (SELECT min(id) FROM seen WHERE phase = '$1') > (SELECT max(id) FROM seen WHERE phase <> '$1')"
+}
+
+take start
+setclock "-5s"
+take back5
+check "5 s back: IDs go on above the earlier ones" eq "$(above_all_before back5)" t
+check "5 s back: the step is counted" test "$(q $PORT "SELECT backward_steps FROM idgen.status")" -ge 1
+check "5 s back: logical clock ahead of the wall clock" test "$(q $PORT "SELECT drift_ms FROM idgen.status")" -gt 1000
+check "5 s back: a WARNING was logged" grep -q "system clock stepped back" "$(cluster_dir clock)/server.log"
+
+setclock "-1h"
+err=$(q $PORT "SELECT snowflake_next()" 2>&1 >/dev/null || true)
+check "1 h back: snowflake_next() refuses" grep -q "behind the last Snowflake ID" <<<"$err"
+code=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT snowflake_next()" 2>&1 || true)
+check "1 h back: SQLSTATE 55000" grep -q "55000" <<<"$code"
+setclock "+0"
+take after1h
+check "clock restored: IDs go on above all earlier ones" eq "$(above_all_before after1h)" t
+
+# kill -9 of a backend in the middle of a run.
+q $PORT "INSERT INTO seen SELECT 'prekill', snowflake_next() FROM generate_series(1, 5000)"
+psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "INSERT INTO seen SELECT 'dying', snowflake_next() FROM generate_series(1, 50000000)" >/dev/null 2>&1 &
+sleep 2
+victim=$(q $PORT "SELECT pid FROM pg_stat_activity WHERE query LIKE 'INSERT INTO seen SELECT ''dying''%' AND pid <> pg_backend_pid()")
+check "found the backend to kill" test -n "$victim"
+kill -9 "$victim"
+wait || true
+wait_ready $PORT
+check "the postmaster reset shared memory (crash restart logged)" grep -q "terminated by signal 9" "$(cluster_dir clock)/server.log"
+take afterkill
+check "after kill -9: IDs above all earlier ones" eq "$(above_all_before afterkill)" t
+
+# Immediate stop, clock 30 s back, start.
+last_before=$(q $PORT "SELECT max(id) FROM seen")
+cluster_stop clock immediate
+setclock "-30s"
+cluster_start_faketime clock "$CLOCK"
+wait_ready $PORT
+take afterstop 1000
+check "after immediate stop + clock 30 s back: IDs above all earlier ones" eq "$(above_all_before afterstop)" t
+check "the last ID before the stop is below the first after" test "$(q $PORT "SELECT min(id) FROM seen WHERE phase = 'afterstop'")" -gt "$last_before"
+check "no ID repeats across all phases" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM seen")" 0
+finish

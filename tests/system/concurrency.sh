@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Design rule 1: 8 sessions x 500k IDs at once on one node, all unique, each session's IDs
+# strictly increasing; a parallel query's workers share the same generator.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=54391
+SESSIONS=${SESSIONS:-8}
+PER=${PER:-500000}
+cluster_init conc $PORT "idgen.worker_id = 3" "max_parallel_workers_per_gather = 2"
+cluster_start conc
+trap 'cluster_stop conc immediate' EXIT
+q $PORT "CREATE EXTENSION pg_idgen; CREATE UNLOGGED TABLE ids (s int, g int, id bigint)"
+for s in $(seq 1 "$SESSIONS"); do
+  q $PORT "INSERT INTO ids SELECT $s, g, snowflake_next() FROM generate_series(1, $PER) g" &
+done
+wait
+check "all $((SESSIONS * PER)) rows arrived" eq "$(q $PORT "SELECT count(*) FROM ids")" "$((SESSIONS * PER))"
+check "no ID repeats" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM ids")" 0
+check "each session's IDs strictly increase" eq "$(q $PORT "SELECT count(*) FROM (SELECT id, lag(id) OVER (PARTITION BY s ORDER BY g) AS prev FROM ids) x WHERE id <= prev")" 0
+check "every ID carries worker id 3" eq "$(q $PORT "SELECT count(*) FROM ids, id_decode(id) d WHERE d.worker_id <> 3 LIMIT 1")" 0
+# Parallel workers: force a parallel plan whose workers call snowflake_next().
+q $PORT "CREATE TABLE big AS SELECT g FROM generate_series(1, 400000) g; ANALYZE big"
+par=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 <<'SQL'
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+CREATE TABLE par AS SELECT snowflake_next() AS id FROM big;
+SELECT count(*) - count(DISTINCT id) FROM par;
+SQL
+)
+check "IDs made by parallel workers do not repeat" eq "$par" 0
+check "status counted every ID" test "$(q $PORT "SELECT ids_issued FROM idgen.status")" -ge "$((SESSIONS * PER + 400000))"
+finish
