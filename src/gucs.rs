@@ -13,6 +13,8 @@ pub static LAYOUT: GucSetting<Option<std::ffi::CString>> =
 pub static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
 /// Postmaster: this node's datacenter id, for layouts with datacenter bits (twitter).
 pub static DATACENTER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
+/// Postmaster: the custom WAL resource manager id of the Snowflake mark records.
+pub static WAL_RMGR_ID: GucSetting<i32> = GucSetting::<i32>::new(147);
 /// Sighup: what to do when the wall clock is behind the logical clock.
 pub static CLOCK_POLICY: GucSetting<ClockPolicySetting> =
     GucSetting::<ClockPolicySetting>::new(ClockPolicySetting::Continue);
@@ -107,6 +109,15 @@ Keys: unit, epoch, time, datacenter, worker, rollback, sequence, reserved, reser
         c"Must fit the layout's datacenter bits; 0 for layouts without them.",
         &DATACENTER_ID,
         (0, i32::MAX),
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.wal_rmgr_id",
+        c"Custom WAL resource manager id of pg_idgen's mark records (128 to 255).",
+        c"Change it only if another preloaded extension uses the same id; every server replaying this WAL must use the same value.",
+        &WAL_RMGR_ID,
+        (128, 255),
         GucContext::Postmaster,
         GucFlags::default(),
     );

@@ -13,6 +13,7 @@ mod gucs;
 mod shmem;
 mod snowflake;
 mod status;
+mod wal;
 mod worker;
 
 pgrx::pg_module_magic!();
@@ -40,6 +41,7 @@ pub extern "C-unwind" fn _PG_init() {
     // SAFETY: called once from _PG_init, as PostgreSQL documents.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };
     snowflake::init_node();
+    wal::register();
     shmem::install_hooks();
     worker::register();
 }

@@ -138,6 +138,21 @@ pub fn restore_from_mark(shared: &Shared) {
     }
 }
 
+/// Applies a mark record replayed from the WAL (a standby, or crash recovery): the local mark
+/// file and the shared state move up to it, never down.
+pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
+    let dir = data_dir();
+    let on_disk = Mark::load(&dir)?.map_or(i64::MIN, |m| m.reserved_until_ms);
+    if reserved_until_ms > on_disk {
+        Mark { reserved_until_ms }.store(&dir)?;
+    }
+    let g = node();
+    if let Some(tick) = g.layout.tick_of_ms(reserved_until_ms - 1) {
+        shmem::shared().generator.raise_floor(tick, g.seq_bits());
+    }
+    Ok(())
+}
+
 struct PgClock;
 
 impl Clock for PgClock {
@@ -192,6 +207,9 @@ impl PgReserver {
             let mark = Mark {
                 reserved_until_ms: layout.ms_of_tick(new + 1),
             };
+            // WAL first: crash recovery replays it into the file if the file write is lost,
+            // and standbys replay it into theirs.
+            crate::wal::log_mark(mark.reserved_until_ms);
             mark.store(&data_dir()).map(|()| {
                 st.reserved_tick.store(new, Release);
             })

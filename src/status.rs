@@ -20,57 +20,6 @@ mod idgen {
     use crate::shmem;
     use crate::snowflake::{node, now_ms, reserved_until_ms};
 
-    fn row(
-        l: &Layout,
-        is_node: bool,
-    ) -> (
-        name!(name, String),
-        name!(is_node_layout, bool),
-        name!(unit, String),
-        name!(epoch, TimestampWithTimeZone),
-        name!(time_bits, i32),
-        name!(datacenter_bits, i32),
-        name!(worker_bits, i32),
-        name!(rollback_bits, i32),
-        name!(sequence_bits, i32),
-        name!(reserved_bits, i32),
-        name!(field_order, String),
-        name!(ids_per_tick, i64),
-        name!(ids_per_second, f64),
-        name!(years, f64),
-        name!(ends, Option<TimestampWithTimeZone>),
-        name!(js_safe, bool),
-        name!(can_generate, bool),
-        name!(description, String),
-    ) {
-        let b = |f: Field| l.bits(f) as i32;
-        (
-            l.name.clone(),
-            is_node,
-            unit_name(l.unit_ms),
-            ts_of_ms(l.epoch_ms),
-            b(Field::Time),
-            b(Field::Datacenter),
-            b(Field::Worker),
-            b(Field::Rollback),
-            b(Field::Sequence),
-            b(Field::Reserved),
-            l.order
-                .iter()
-                .map(|f| f.name())
-                .collect::<Vec<_>>()
-                .join(","),
-            l.per_tick() as i64,
-            l.per_tick() as f64 * 1000.0 / l.unit_ms as f64,
-            (l.years() * 10.0).round() / 10.0,
-            // Past PostgreSQL's timestamp range (year 294276) is as good as never.
-            (!l.wraps && l.end_ms() < 9_000_000_000_000_000).then(|| ts_of_ms(l.end_ms())),
-            l.js_safe(),
-            l.check_for_generation(now_ms()).is_ok(),
-            l.describe(),
-        )
-    }
-
     /// The named layouts, and this node's own (first).
     #[pg_extern(stable, parallel_safe)]
     fn layout_catalog() -> TableIterator<
@@ -96,14 +45,43 @@ mod idgen {
             name!(description, String),
         ),
     > {
-        let node_layout = &node().layout;
-        let mut rows = vec![row(node_layout, true)];
-        for name in PRESET_NAMES {
-            let l = Layout::parse(name).expect("presets are valid");
-            if l.name != node_layout.name {
-                rows.push(row(&l, false));
-            }
-        }
+        let node_layout = node().layout.clone();
+        let presets = PRESET_NAMES
+            .iter()
+            .map(|name| Layout::parse(name).expect("presets are valid"))
+            .filter(|l| l.name != node_layout.name);
+        // Built in a closure, not a helper fn, so the column types are written once (above).
+        let rows: Vec<_> = std::iter::once((node_layout.clone(), true))
+            .chain(presets.map(|l| (l, false)))
+            .map(|(l, is_node)| {
+                let b = |f: Field| l.bits(f) as i32;
+                (
+                    l.name.clone(),
+                    is_node,
+                    unit_name(l.unit_ms),
+                    ts_of_ms(l.epoch_ms),
+                    b(Field::Time),
+                    b(Field::Datacenter),
+                    b(Field::Worker),
+                    b(Field::Rollback),
+                    b(Field::Sequence),
+                    b(Field::Reserved),
+                    l.order
+                        .iter()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    l.per_tick() as i64,
+                    l.per_tick() as f64 * 1000.0 / l.unit_ms as f64,
+                    (l.years() * 10.0).round() / 10.0,
+                    // Past PostgreSQL's timestamp range (year 294276) is as good as never.
+                    (!l.wraps && l.end_ms() < 9_000_000_000_000_000).then(|| ts_of_ms(l.end_ms())),
+                    l.js_safe(),
+                    l.check_for_generation(now_ms()).is_ok(),
+                    l.describe(),
+                )
+            })
+            .collect();
         TableIterator::new(rows)
     }
 

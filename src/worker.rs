@@ -13,7 +13,9 @@ pub fn register() {
         .set_type("pg_idgen")
         .set_function("pg_idgen_reserver_main")
         .set_library("pg_idgen")
-        .enable_shmem_access(None)
+        // A connection (to the shared catalogs only) makes PostgreSQL initialise the process
+        // fully, WAL insertion included; a shared-memory-only worker cannot write WAL records.
+        .enable_spi_access()
         // Only a primary hands out IDs; a standby starts the worker once promoted.
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
         .set_restart_time(Some(Duration::from_secs(1)))
@@ -24,6 +26,8 @@ pub fn register() {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    // No database: like the logical replication launcher, only shared catalogs.
+    BackgroundWorker::connect_worker_to_spi(None, None);
     let mut issued_before = 0u64;
     let mut complained = false;
     while BackgroundWorker::wait_latch(Some(Duration::from_millis(100))) {

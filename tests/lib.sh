@@ -55,7 +55,7 @@ cluster_init() {
   {
     echo "port = $port"
     echo "listen_addresses = '127.0.0.1'"
-    echo "unix_socket_directories = '$dir'"
+    echo "unix_socket_directories = '$WORK'"
     echo "shared_preload_libraries = 'pg_idgen'"
     echo "max_connections = 100"
     echo "fsync = on"

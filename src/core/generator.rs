@@ -93,6 +93,24 @@ impl GeneratorState {
         self.step_counted_at.store(0, SeqCst);
     }
 
+    /// Raises the state so counting resumes after `tick`: a standby replaying its primary's mark,
+    /// or crash recovery replaying a mark the file missed. Never lowers anything.
+    pub fn raise_floor(&self, tick: u64, seq_bits: u32) {
+        let floor = ((tick + 1) << seq_bits) - 1;
+        let mut cur = self.last.load(SeqCst);
+        while cur & !FLAG_BIT < floor {
+            match self
+                .last
+                .compare_exchange(cur, floor | (cur & FLAG_BIT), SeqCst, SeqCst)
+            {
+                Ok(_) => break,
+                Err(now) => cur = now,
+            }
+        }
+        self.flag_high[0].fetch_max(floor, SeqCst);
+        self.flag_high[1].fetch_max(floor, SeqCst);
+    }
+
     /// The last counter handed out and its flag, for `idgen.status`.
     pub fn last(&self) -> (u64, u64) {
         let w = self.last.load(Acquire);

@@ -535,3 +535,21 @@ fn threads_with_a_clock_that_jumps_back_and_forth() {
         }
     }
 }
+
+#[test]
+fn a_replayed_mark_raises_the_floor_and_never_lowers_it() {
+    let g = gen("pg_idgen", ClockPolicy::Continue, 60_000, 0);
+    let (st, c, r) = (
+        GeneratorState::default(),
+        FakeClock::at(T0, false),
+        MemReserver::new(1000),
+    );
+    let now = g.layout.tick_of_ms(T0).unwrap();
+    // A promoted standby whose clock is 30 s behind its old primary's last reservation.
+    st.raise_floor(now + 30_000, g.seq_bits());
+    let first = next(&g, &st, &c, &r).unwrap();
+    assert_eq!(tick_of(&g, first), now + 30_001);
+    // An older mark replayed later changes nothing.
+    st.raise_floor(now, g.seq_bits());
+    assert!(next(&g, &st, &c, &r).unwrap() > first);
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Design rule 3 across failover: a physical standby refuses to generate (25006) but decodes; after
+# the primary dies and the standby is promoted, its IDs are above every ID of the old primary,
+# even though the standby's clock is 30 s behind and the primary issued IDs after the base backup
+# (only the WAL-logged mark can tell the standby about those).
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+P=54394
+S=54395
+CLOCK="$WORK/standby.faketime"
+cluster_init sb_primary $P "idgen.worker_id = 5" "wal_level = replica" "max_wal_senders = 5"
+cluster_start sb_primary
+trap 'cluster_stop sb_primary immediate; cluster_stop sb_standby immediate' EXIT
+q $P "CREATE EXTENSION pg_idgen; CREATE TABLE seen (phase text, id bigint)"
+q $P "INSERT INTO seen SELECT 'before_backup', snowflake_next() FROM generate_series(1, 20000)"
+
+sdir=$(cluster_dir sb_standby)
+as_pg rm -rf "$sdir"
+as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p $P -U postgres -D "$sdir" -R -X stream
+cluster_conf sb_standby "port = $S"
+echo "-30s" | as_pg tee "$CLOCK" >/dev/null
+cluster_start_faketime sb_standby "$CLOCK"
+wait_ready $S
+
+check "the standby is in recovery" eq "$(q $S "SELECT pg_is_in_recovery()")" t
+err=$(psql -h 127.0.0.1 -p $S -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT snowflake_next()" 2>&1 || true)
+check "the standby refuses to generate with 25006" grep -q "25006" <<<"$err"
+check "the standby decodes" eq "$(q $S "SELECT worker_id FROM seen, id_decode(id) LIMIT 1")" 5
+
+# IDs the base backup's copy of the mark knows nothing about; some borrowed ahead of the clock.
+sleep 2
+q $P "INSERT INTO seen SELECT 'after_backup', snowflake_next() FROM generate_series(1, 20000)"
+q $P "SELECT count(*) FROM snowflake_next_batch(3000000)" >/dev/null
+q $P "INSERT INTO seen SELECT 'last_on_primary', snowflake_next()"
+lsn=$(q $P "SELECT pg_current_wal_lsn()")
+for _ in $(seq 1 60); do
+  [ "$(q $S "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
+  sleep 0.5
+done
+primary_max=$(q $S "SELECT max(id) FROM seen")
+check "the standby replayed the primary's mark (its floor is above the primary's last ID)" \
+  test "$(q $S "SELECT last_id FROM idgen.status")" -gt "$primary_max"
+
+cluster_stop sb_primary immediate
+as_pg "$PGBIN/pg_ctl" -D "$sdir" -w promote >/dev/null
+check "the standby was promoted" eq "$(q $S "SELECT pg_is_in_recovery()")" f
+q $S "INSERT INTO seen SELECT 'promoted', snowflake_next() FROM generate_series(1, 20000)"
+check "after promotion every ID is above every ID of the old primary" \
+  test "$(q $S "SELECT min(id) FROM seen WHERE phase = 'promoted'")" -gt "$primary_max"
+check "no ID repeats" eq "$(q $S "SELECT count(*) - count(DISTINCT id) FROM seen")" 0
+finish
