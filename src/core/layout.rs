@@ -604,6 +604,41 @@ mod tests {
     }
 
     #[test]
+    fn instagram_blog_walk_through() {
+        // Instagram's engineering post builds an ID as (ms since epoch) << (64 - 41), shard 1341
+        // << (64 - 41 - 13), then 5001 % 1024 = 905 as the sequence.
+        let id = (1_387_263_000i64 << 23) | (1341 << 10) | 905;
+        let d = Layout::parse("instagram").unwrap().unpack(id).unwrap();
+        assert_eq!((d.tick, d.worker, d.sequence), (1_387_263_000, 1341, 905));
+    }
+
+    #[test]
+    fn sonyflake_composition() {
+        // sony/sonyflake: elapsed (10 ms units) << (8 + 16) | sequence << 16 | machine id.
+        let (elapsed, seq, machine) = (400_000_000_000u64, 17u64, 0xBEEFu64);
+        let id = (elapsed << 24 | seq << 16 | machine) as i64;
+        let l = Layout::parse("sonyflake").unwrap();
+        let d = l.unpack(id).unwrap();
+        assert_eq!((d.tick, d.sequence, d.worker), (elapsed, seq, machine));
+        assert_eq!(l.pack(elapsed, 0, machine, 0, seq), id);
+        assert_eq!(l.ms_of_tick(elapsed), 1_409_529_600_000 + 4_000_000_000_000);
+    }
+
+    #[test]
+    fn uid_generator_composition() {
+        // Baidu uid-generator: deltaSeconds << (22 + 13) | workerId << 13 | sequence, seconds
+        // since 1463673600 (2016-05-20 00:00 +08:00).
+        let id = (100_000_000i64 << 35) | (4_000_000 << 13) | 8191;
+        let l = Layout::parse("uid_generator").unwrap();
+        let d = l.unpack(id).unwrap();
+        assert_eq!(
+            (d.tick, d.worker, d.sequence),
+            (100_000_000, 4_000_000, 8191)
+        );
+        assert_eq!(l.ms_of_tick(d.tick), (1_463_673_600 + 100_000_000) * 1000);
+    }
+
+    #[test]
     fn unpack_refuses_ids_the_layout_cannot_make() {
         let js = Layout::parse("js_safe").unwrap();
         assert!(js.unpack(1 << 53).is_err());
