@@ -25,6 +25,17 @@ pub static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 /// Sighup: how far ahead (ms) the durable high-water mark is reserved.
 pub static RESERVE_WINDOW_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 
+/// Postmaster: business types the shared segment cache holds at once.
+pub static SEGMENT_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024);
+/// Sighup: the share (percent) of a range used before the next one is fetched.
+pub static SEGMENT_PREFETCH: GucSetting<i32> = GucSetting::<i32>::new(20);
+/// Sighup: the largest step the dynamic step grows to.
+pub static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
+/// Sighup: a range that lasts less than this doubles the next step (Leaf: 15 minutes).
+pub static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
+/// User: the longest a caller waits for the allocator to commit a range.
+pub static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ClockPolicySetting {
     #[name = c"continue"]
@@ -155,6 +166,51 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (seed 001).",
         &RESERVE_WINDOW_MS,
         (10, 3_600_000),
         GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    int(
+        c"idgen.segment_cache_size",
+        c"How many business types the shared segment cache holds at once.",
+        c"Each slot keeps a type's current and next range. When all are taken, the least recently used idle type is evicted and its cached IDs become a gap.",
+        &SEGMENT_CACHE_SIZE,
+        (16, 1_000_000),
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.segment_prefetch",
+        c"Percent of a segment range used before the next range is fetched in the background.",
+        c"Leaf uses 10, Tinyid 20. 100 fetches only when a range is used up, so callers wait.",
+        &SEGMENT_PREFETCH,
+        (1, 100),
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.segment_max_step",
+        c"The largest step the dynamic segment step grows to.",
+        c"A type's configured step is used when it is larger.",
+        &SEGMENT_MAX_STEP,
+        (1, i32::MAX),
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.segment_step_target",
+        c"Target lifetime of a segment range for the dynamic step (Leaf: 15 min).",
+        c"A range used up faster doubles the next step; one lasting over twice as long halves it. 0 keeps the configured step.",
+        &SEGMENT_STEP_TARGET_MS,
+        (0, i32::MAX),
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    int(
+        c"idgen.segment_wait_timeout",
+        c"The longest a caller waits for the allocator to commit a segment range.",
+        c"After it, segment_next() and idgen.segment_alloc() raise an error.",
+        &SEGMENT_WAIT_TIMEOUT_MS,
+        (1, 3_600_000),
+        GucContext::Userset,
         GucFlags::UNIT_MS,
     );
 }

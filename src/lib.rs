@@ -10,6 +10,7 @@ pub mod core;
 mod decode;
 mod errors;
 mod gucs;
+mod segment;
 mod shmem;
 mod snowflake;
 mod status;

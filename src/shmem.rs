@@ -6,11 +6,13 @@ use std::ptr::null_mut;
 use pgrx::pg_sys;
 
 use crate::core::generator::GeneratorState;
+use crate::segment;
 use crate::snowflake;
 
 const SHMEM_NAME: &std::ffi::CStr = c"pg_idgen";
 const TRANCHE: &std::ffi::CStr = c"pg_idgen";
-const LOCKS: i32 = 1;
+const LOCKS: i32 = 2;
+const SEGMENTS_NAME: &std::ffi::CStr = c"pg_idgen segments";
 
 /// Everything the node's processes share.
 #[repr(C)]
@@ -44,6 +46,7 @@ unsafe extern "C-unwind" fn shmem_request() {
             prev();
         }
         pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>());
+        pg_sys::RequestAddinShmemSpace(segment::shmem_size());
         pg_sys::RequestNamedLWLockTranche(TRANCHE.as_ptr(), LOCKS);
     }
 }
@@ -72,6 +75,13 @@ unsafe extern "C-unwind" fn shmem_startup() {
             snowflake::restore_from_mark(&*p);
         }
         SHARED = p;
+        let mut seg_found = false;
+        let seg = pg_sys::ShmemInitStruct(
+            SEGMENTS_NAME.as_ptr(),
+            segment::shmem_size(),
+            &mut seg_found,
+        ) as *mut u8;
+        segment::attach(seg, seg_found);
         pg_sys::LWLockRelease(init_lock);
     }
 }
@@ -90,6 +100,12 @@ pub fn shared() -> &'static Shared {
 pub fn reserve_lock() -> *mut pg_sys::LWLock {
     // SAFETY: LOCK_BASE points at LOCKS padded locks set up at startup.
     unsafe { &mut (*LOCK_BASE).lock }
+}
+
+/// The LWLock over the segment cache's directory (which slot holds which business type).
+pub fn segment_dir_lock() -> *mut pg_sys::LWLock {
+    // SAFETY: LOCK_BASE points at LOCKS padded locks set up at startup.
+    unsafe { &mut (*LOCK_BASE.add(1)).lock }
 }
 
 impl Shared {

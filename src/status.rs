@@ -109,6 +109,9 @@ mod idgen {
             name!(backward_steps, i64),
             name!(largest_backward_step_ms, i64),
             name!(rollback_flips, i64),
+            name!(segment_cache_used, i64),
+            name!(segment_cache_size, i64),
+            name!(segment_evictions, i64),
             name!(problem, Option<String>),
         ),
     > {
@@ -138,6 +141,7 @@ mod idgen {
                 )
             })
         });
+        let (seg_used, seg_size, seg_evictions) = crate::segment::cache_usage();
         TableIterator::once((
             g.layout.name.clone(),
             gucs::layout_spec(),
@@ -158,6 +162,9 @@ mod idgen {
             stat(&st.stats.backward_steps),
             stat(&st.stats.largest_backward_step_ms),
             stat(&st.stats.flag_flips),
+            seg_used,
+            seg_size,
+            seg_evictions,
             problem,
         ))
     }

@@ -6,3 +6,4 @@ pub mod generator;
 pub mod layout;
 pub mod mark;
 pub mod presets;
+pub mod segment;

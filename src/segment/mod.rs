@@ -1,0 +1,332 @@
+//! Segment mode's SQL surface: `segment_next`, `segment_next_batch`, and in schema `idgen` the
+//! table, `segment_create / alter / drop / alloc` and the status view.
+//!
+//! A backend finds its type's slot once (and remembers it), then takes IDs under the slot's
+//! spinlock. When the cache is dry it waits on the slot's condition variable for the allocator
+//! (see `allocator.rs`), which commits the next range before publishing it.
+
+mod allocator;
+mod cache;
+mod sql;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use pgrx::prelude::*;
+use pgrx::{pg_sys, PgSqlErrorCode};
+
+use crate::core::segment::{Fault, Range, SegmentState, Take};
+use crate::errors::{invalid, not_ready, IdError};
+use crate::gucs;
+use cache::{Key, RequestState};
+
+pub use cache::{attach, shmem_size};
+
+thread_local! {
+    /// This backend's map from business type to `(slot, generation)`.
+    static SLOTS: RefCell<HashMap<Vec<u8>, (usize, u64)>> = RefCell::new(HashMap::new());
+}
+
+fn db() -> u32 {
+    // SAFETY: set once the backend is connected to its database, before any function runs.
+    unsafe { pg_sys::MyDatabaseId }.to_u32()
+}
+
+/// The name as a key, or an ERROR for NULL, empty or too long names.
+fn key_of(func: &str, biz_type: Option<&str>) -> Key {
+    let Some(name) = biz_type else {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+            format!("{func}: biz_type must not be NULL"),
+        )
+        .raise()
+    };
+    Key::new(db(), name.as_bytes()).unwrap_or_else(|| {
+        invalid(format!(
+            "{func}: biz_type must be 1 to {} bytes long, not {}",
+            cache::KEY_MAX,
+            name.len()
+        ))
+        .raise()
+    })
+}
+
+pub(crate) fn unknown_type(name: &str) -> IdError {
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+        format!("business type \"{name}\" does not exist"),
+    )
+    .hint(
+        "Create it with SELECT idgen.segment_create('<biz_type>'); a type created in an open transaction is usable once that transaction commits.",
+    )
+}
+
+fn fault_error(f: Fault, name: &str) -> IdError {
+    match f {
+        Fault::NotFound => unknown_type(name),
+        Fault::Overflow => IdError::new(
+            PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("business type \"{name}\" has run out of IDs: its next range would pass 9223372036854775807"),
+        )
+        .hint("Create a new business type, or lower its step with idgen.segment_alter if a smaller range still fits."),
+        Fault::WorkerGone => not_ready(format!(
+            "the segment allocator exited before it committed a range for \"{name}\""
+        ))
+        .hint("See the server log for the reason; the next call starts a new allocator."),
+        Fault::BadRow => invalid(format!(
+            "business type \"{name}\" has an invalid row in idgen.segments (step, delta or remainder)"
+        ))
+        .hint("Fix it with idgen.segment_alter, or drop and re-create the type above its old max_id."),
+    }
+}
+
+fn refuse_on_standby() {
+    // SAFETY: a plain query of the server's recovery state.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+            "segment IDs cannot be allocated on a standby",
+        )
+        .hint("Call segment_next() on the primary; ranges are committed to idgen.segments there.")
+        .raise();
+    }
+}
+
+/// The slot of a business type, checking that the type exists on first use in this backend.
+fn resolve(key: &Key, name: &str) -> (usize, u64) {
+    if let Some(hit) = SLOTS.with(|m| m.borrow().get(key.name_bytes()).copied()) {
+        return hit;
+    }
+    if !sql::type_exists(name) {
+        unknown_type(name).raise();
+    }
+    let found = cache::find_or_insert(key).unwrap_or_else(|| {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+            "the segment cache is full: every slot is waiting for a range",
+        )
+        .hint("Raise idgen.segment_cache_size (a restart is needed) above the number of business types in use at once.")
+        .raise()
+    });
+    SLOTS.with(|m| m.borrow_mut().insert(key.name_bytes().to_vec(), found));
+    found
+}
+
+/// Waits on a condition variable with a deadline; raises 55000 when it passes.
+struct Waiter {
+    prepared: bool,
+    deadline: Instant,
+}
+
+impl Waiter {
+    fn new() -> Waiter {
+        let ms = gucs::SEGMENT_WAIT_TIMEOUT_MS.get().max(0) as u64;
+        Waiter {
+            prepared: false,
+            deadline: Instant::now() + Duration::from_millis(ms),
+        }
+    }
+
+    /// The first call only prepares (the caller must look again before sleeping, or it could
+    /// miss a wake-up); later calls sleep up to 100 ms. False once the deadline has passed.
+    fn sleep(&mut self, cv: *mut pg_sys::ConditionVariable) -> bool {
+        // SAFETY: cv is a condition variable in our shared memory; PostgreSQL cancels a prepared
+        // sleep itself if an ERROR or cancel interrupts the wait.
+        unsafe {
+            if !self.prepared {
+                pg_sys::ConditionVariablePrepareToSleep(cv);
+                self.prepared = true;
+                return true;
+            }
+            if Instant::now() >= self.deadline {
+                return false;
+            }
+            pg_sys::ConditionVariableTimedSleep(cv, 100, pg_sys::PG_WAIT_EXTENSION);
+        }
+        true
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        if self.prepared {
+            // SAFETY: ends the sleep prepared above; a no-op if PostgreSQL already did.
+            unsafe { pg_sys::ConditionVariableCancelSleep() };
+        }
+    }
+}
+
+fn timed_out(what: &str, name: &str) -> IdError {
+    not_ready(format!(
+        "timed out waiting for the segment allocator to commit {what} for \"{name}\""
+    ))
+    .detail(format!(
+        "Waited idgen.segment_wait_timeout ({} ms).",
+        gucs::SEGMENT_WAIT_TIMEOUT_MS.get()
+    ))
+    .hint("A long transaction may hold the type's row in idgen.segments locked (see pg_locks), or the server log says why the allocator is failing.")
+}
+
+/// Up to `want` IDs of one type: `(first, count, delta)`, waiting for a range if none is cached.
+fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
+    let (mut slot, mut generation) = resolve(key, name);
+    let prefetch_percent = gucs::SEGMENT_PREFETCH.get() as u32;
+    let mut waiter: Option<Waiter> = None;
+    loop {
+        let s = &cache::slots()[slot];
+        s.touch();
+        let took = s.with(|d| (d.generation == generation).then(|| d.state.take(want, prefetch_percent)));
+        match took {
+            None => {
+                // Evicted or dropped meanwhile: look the type up again.
+                drop(waiter.take());
+                SLOTS.with(|m| m.borrow_mut().remove(key.name_bytes()));
+                (slot, generation) = resolve(key, name);
+            }
+            Some(Take::Got {
+                first,
+                count,
+                delta,
+                prefetch,
+            }) => {
+                if prefetch {
+                    // Best effort: if the worker cannot start now, a caller that runs dry
+                    // tries again and reports why.
+                    let _ = allocator::wake(key.db);
+                }
+                return (first, count, delta);
+            }
+            Some(Take::Failed(f)) => {
+                drop(waiter.take());
+                fault_error(f, name).raise();
+            }
+            Some(Take::Wait { .. }) => {
+                refuse_on_standby();
+                if let Err(e) = allocator::wake(key.db) {
+                    drop(waiter.take());
+                    e.raise();
+                }
+                if !waiter.get_or_insert_with(Waiter::new).sleep(s.cv()) {
+                    drop(waiter.take());
+                    timed_out("a range", name).raise();
+                }
+            }
+        }
+    }
+}
+
+/// The next ID of a business type.
+#[pg_extern(volatile, parallel_restricted)]
+fn segment_next(biz_type: Option<&str>) -> i64 {
+    let key = key_of("segment_next(biz_type)", biz_type);
+    take(&key, biz_type.unwrap_or_default(), 1).0
+}
+
+const MAX_BATCH: i32 = 10_000_000;
+
+/// `n` IDs of a business type at once, ascending.
+#[pg_extern(volatile, parallel_restricted)]
+fn segment_next_batch(biz_type: Option<&str>, n: Option<i32>) -> SetOfIterator<'static, i64> {
+    let key = key_of("segment_next_batch(biz_type, n)", biz_type);
+    let n = match n {
+        None => IdError::new(
+            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+            "segment_next_batch(biz_type, n): n must not be NULL",
+        )
+        .raise(),
+        Some(n) if !(1..=MAX_BATCH).contains(&n) => invalid(format!(
+            "segment_next_batch(biz_type, n): n is {n}, it must be between 1 and {MAX_BATCH}"
+        ))
+        .hint("Call it several times for more IDs.")
+        .raise(),
+        Some(n) => n as i64,
+    };
+    let name = biz_type.unwrap_or_default();
+    let mut ids = Vec::with_capacity(n as usize);
+    while (ids.len() as i64) < n {
+        let (first, count, delta) = take(&key, name, n - ids.len() as i64);
+        ids.extend((0..count).map(|i| first + i * delta));
+    }
+    SetOfIterator::new(ids)
+}
+
+/// A whole committed range for a client that hands IDs out itself (tinyid-client).
+fn alloc_range(key: &Key, name: &str) -> Range {
+    refuse_on_standby();
+    // SAFETY: MyProc is this backend's PGPROC.
+    let me = unsafe { (*pg_sys::MyProc).pgprocno } as usize;
+    let Some(cell) = cache::requests().get(me) else {
+        not_ready("this process cannot allocate segment ranges").raise()
+    };
+    let seq = cell.with(|d| {
+        d.seq += 1;
+        d.state = RequestState::Pending;
+        d.key = *key;
+        d.fault = 0;
+        d.seq
+    });
+    let mut waiter = Waiter::new();
+    loop {
+        let answer = cell.with(|d| {
+            (d.seq == seq && d.state == RequestState::Done).then(|| {
+                d.state = RequestState::Free;
+                (d.range, d.fault)
+            })
+        });
+        match answer {
+            Some((range, 0)) => return range,
+            Some((_, code)) => {
+                drop(waiter);
+                fault_error(Fault::from_code(code).unwrap_or(Fault::WorkerGone), name).raise();
+            }
+            None => {}
+        }
+        let woke = allocator::wake(key.db);
+        let slept = woke.is_ok() && waiter.sleep(cell.cv());
+        if !slept {
+            // Abandon the request: an answer that still comes is a gap, never handed out.
+            cell.with(|d| {
+                if d.seq == seq {
+                    d.state = RequestState::Free;
+                }
+            });
+            drop(waiter);
+            match woke {
+                Err(e) => e.raise(),
+                Ok(()) => timed_out("a whole range", name).raise(),
+            }
+        }
+    }
+}
+
+pub(crate) fn forget(name: &str) {
+    if let Some(key) = Key::new(db(), name.as_bytes()) {
+        cache::forget(&key);
+        SLOTS.with(|m| m.borrow_mut().remove(key.name_bytes()));
+    }
+}
+
+pub(crate) fn reset_step(name: &str) {
+    if let Some(key) = Key::new(db(), name.as_bytes()) {
+        if let Some((i, generation)) = cache::find(&key) {
+            cache::slots()[i].with(|d| {
+                if d.generation == generation {
+                    d.state.step = 0;
+                }
+            });
+        }
+    }
+}
+
+pub(crate) fn cache_rows() -> Vec<(String, SegmentState)> {
+    let db = db();
+    cache::slots()
+        .iter()
+        .filter_map(|s| s.with(|d| (d.in_use && d.key.db == db).then(|| (d.key.name(), d.state))))
+        .collect()
+}
+
+pub(crate) fn cache_usage() -> (i64, i64, i64) {
+    cache::usage()
+}

@@ -1,0 +1,285 @@
+//! Segment administration in schema `idgen`: the Tinyid table, create / alter / drop, whole
+//! ranges for clients, and what the cache holds. Names are always bound as parameters.
+
+// pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).
+#![allow(clippy::type_complexity)]
+
+use pgrx::prelude::*;
+
+/// Whether a business type exists, as the caller's transaction sees it.
+pub(super) fn type_exists(name: &str) -> bool {
+    match Spi::get_one_with_args::<bool>(
+        "SELECT EXISTS (SELECT 1 FROM idgen.segments WHERE biz_type = $1)",
+        &[name.into()],
+    ) {
+        Ok(found) => found.unwrap_or(false),
+        Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}")).raise(),
+    }
+}
+
+#[pg_schema]
+mod idgen {
+    use pgrx::prelude::*;
+    use pgrx::PgSqlErrorCode;
+
+    use crate::core::segment::check_settings;
+    use crate::decode::ts_of_ms;
+    use crate::errors::{invalid, out_of_range, IdError};
+    use crate::segment::{alloc_range, cache_rows, forget, key_of, reset_step, unknown_type};
+
+    fn required<T>(func: &str, arg: &str, v: Option<T>) -> T {
+        v.unwrap_or_else(|| {
+            IdError::new(
+                PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                format!("{func}: {arg} must not be NULL"),
+            )
+            .raise()
+        })
+    }
+
+    /// Registers a business type whose IDs start above `start_id`.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn segment_create(
+        biz_type: Option<&str>,
+        start_id: default!(Option<i64>, 0),
+        step: default!(Option<i32>, 1000),
+        delta: default!(Option<i32>, 1),
+        remainder: default!(Option<i32>, 0),
+        description: default!(Option<&str>, "NULL"),
+    ) {
+        const F: &str = "idgen.segment_create";
+        key_of(F, biz_type);
+        let name = biz_type.unwrap_or_default();
+        let start_id = required(F, "start_id", start_id);
+        let step = required(F, "step", step);
+        let delta = required(F, "delta", delta);
+        let remainder = required(F, "remainder", remainder);
+        if let Err(msg) = check_settings(start_id, step as i64, delta as i64, remainder as i64) {
+            invalid(format!("{F}: {msg}")).raise();
+        }
+        if start_id.checked_add(step as i64).is_none() {
+            out_of_range(format!(
+                "{F}: start_id {start_id} plus step {step} passes 9223372036854775807"
+            ))
+            .raise();
+        }
+        let inserted = Spi::connect_mut(|c| {
+            c.update(
+                "INSERT INTO idgen.segments (biz_type, max_id, step, delta, remainder, description) \
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (biz_type) DO NOTHING RETURNING 1",
+                None,
+                &[
+                    name.into(),
+                    start_id.into(),
+                    step.into(),
+                    delta.into(),
+                    remainder.into(),
+                    description.into(),
+                ],
+            )
+            .map(|t| !t.is_empty())
+        });
+        match inserted {
+            Ok(true) => {}
+            Ok(false) => IdError::new(
+                PgSqlErrorCode::ERRCODE_DUPLICATE_OBJECT,
+                format!("business type \"{name}\" already exists"),
+            )
+            .hint("Change it with idgen.segment_alter, or pick another name.")
+            .raise(),
+            Err(e) => invalid(format!("{F}: {e}")).raise(),
+        }
+    }
+
+    /// Changes a type's step (it applies from the next range) or description. Its position
+    /// (`max_id`) never moves backwards: a trigger on idgen.segments refuses that too.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn segment_alter(
+        biz_type: Option<&str>,
+        step: default!(Option<i32>, "NULL"),
+        description: default!(Option<&str>, "NULL"),
+    ) {
+        const F: &str = "idgen.segment_alter";
+        key_of(F, biz_type);
+        let name = biz_type.unwrap_or_default();
+        let row = Spi::connect_mut(|c| {
+            let t = c
+                .update(
+                    "SELECT max_id, delta, remainder FROM idgen.segments WHERE biz_type = $1 FOR UPDATE",
+                    Some(1),
+                    &[name.into()],
+                )?
+                .first();
+            Ok::<_, pgrx::spi::Error>(
+                match (t.get::<i64>(1), t.get::<i32>(2), t.get::<i32>(3)) {
+                    (Ok(Some(m)), Ok(Some(d)), Ok(Some(r))) => Some((m, d, r)),
+                    _ => None,
+                },
+            )
+        })
+        .unwrap_or(None);
+        let Some((max_id, delta, remainder)) = row else {
+            unknown_type(name).raise()
+        };
+        if let Some(step) = step {
+            if let Err(msg) = check_settings(max_id, step as i64, delta as i64, remainder as i64) {
+                invalid(format!("{F}: {msg}")).raise();
+            }
+        }
+        let result = Spi::run_with_args(
+            "UPDATE idgen.segments SET step = COALESCE($2, step), \
+             description = COALESCE($3, description), updated_at = now() WHERE biz_type = $1",
+            &[name.into(), step.into(), description.into()],
+        );
+        if let Err(e) = result {
+            invalid(format!("{F}: {e}")).raise();
+        }
+        if step.is_some() {
+            // The next range uses the new step, not one grown from the old.
+            reset_step(name);
+        }
+    }
+
+    /// Removes a business type and forgets its cached ranges.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn segment_drop(biz_type: Option<&str>) {
+        const F: &str = "idgen.segment_drop";
+        key_of(F, biz_type);
+        let name = biz_type.unwrap_or_default();
+        let deleted = Spi::connect_mut(|c| {
+            c.update(
+                "DELETE FROM idgen.segments WHERE biz_type = $1 RETURNING 1",
+                None,
+                &[name.into()],
+            )
+            .map(|t| !t.is_empty())
+        });
+        match deleted {
+            Ok(true) => forget(name),
+            Ok(false) => unknown_type(name).raise(),
+            Err(e) => invalid(format!("{F}: {e}")).raise(),
+        }
+    }
+
+    /// A whole range for a client that hands IDs out itself: the IDs `x` with
+    /// `start_id < x <= end_id` and `x % delta = remainder`, committed before it is returned.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn segment_alloc(
+        biz_type: Option<&str>,
+    ) -> TableIterator<
+        'static,
+        (
+            name!(start_id, i64),
+            name!(end_id, i64),
+            name!(delta, i32),
+            name!(remainder, i32),
+            name!(first_id, i64),
+            name!(last_id, i64),
+            name!(id_count, i64),
+        ),
+    > {
+        let key = key_of("idgen.segment_alloc", biz_type);
+        let r = alloc_range(&key, biz_type.unwrap_or_default());
+        TableIterator::once((
+            r.start,
+            r.end,
+            r.delta as i32,
+            r.remainder as i32,
+            r.first().unwrap_or(0),
+            r.last().unwrap_or(0),
+            r.count(),
+        ))
+    }
+
+    /// What this database's business types hold in the shared cache.
+    #[pg_extern(volatile, parallel_safe)]
+    fn segment_cache() -> TableIterator<
+        'static,
+        (
+            name!(biz_type, String),
+            name!(current_step, i64),
+            name!(current_start, Option<i64>),
+            name!(current_end, Option<i64>),
+            name!(current_next, Option<i64>),
+            name!(next_start, Option<i64>),
+            name!(next_end, Option<i64>),
+            name!(ids_left, i64),
+            name!(refill, String),
+            name!(refills_ahead, i64),
+            name!(refills_waited, i64),
+            name!(ids_issued, i64),
+            name!(last_refill_at, Option<TimestampWithTimeZone>),
+        ),
+    > {
+        let rows: Vec<_> = cache_rows()
+            .into_iter()
+            .map(|(name, s)| {
+                let cur = (!s.current.is_empty()).then_some(s.current);
+                let nxt = (!s.next.is_empty()).then_some(s.next);
+                (
+                    name,
+                    s.step,
+                    cur.map(|b| b.range.start),
+                    cur.map(|b| b.range.end),
+                    cur.map(|b| b.next),
+                    nxt.map(|b| b.range.start),
+                    nxt.map(|b| b.range.end),
+                    s.ids_left(),
+                    format!("{:?}", s.refill).to_lowercase(),
+                    s.refills_ahead as i64,
+                    s.refills_waited as i64,
+                    s.issued as i64,
+                    (s.last_refill_ms > 0).then(|| ts_of_ms(s.last_refill_ms)),
+                )
+            })
+            .collect();
+        TableIterator::new(rows)
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE TABLE idgen.segments (
+    biz_type    text PRIMARY KEY CHECK (octet_length(biz_type) BETWEEN 1 AND 63),
+    max_id      bigint NOT NULL CHECK (max_id >= 0),
+    step        integer NOT NULL CHECK (step > 0),
+    delta       integer NOT NULL DEFAULT 1 CHECK (delta > 0),
+    remainder   integer NOT NULL DEFAULT 0 CHECK (remainder >= 0 AND remainder < delta),
+    version     bigint NOT NULL DEFAULT 0,
+    description text,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    CHECK (step >= delta)
+);
+COMMENT ON TABLE idgen.segments IS 'Segment mode (Tinyid/Leaf, seed 002): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
+
+-- max_id only moves forward: moving it back would hand out IDs again.
+CREATE FUNCTION idgen.segments_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+    IF NEW.max_id < OLD.max_id THEN
+        RAISE EXCEPTION 'max_id of business type "%" cannot move backwards (from % to %)', OLD.biz_type, OLD.max_id, NEW.max_id
+            USING ERRCODE = '22023',
+                  HINT = 'IDs up to max_id may have been handed out; to start over, create a new business type.';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER segments_max_id_forward BEFORE UPDATE OF max_id ON idgen.segments
+    FOR EACH ROW EXECUTE FUNCTION idgen.segments_guard();
+
+-- pg_dump keeps the rows, so IDs after a restore continue above what was handed out.
+SELECT pg_catalog.pg_extension_config_dump('idgen.segments', '');
+
+CREATE VIEW idgen.segment_status AS
+SELECT s.biz_type, s.max_id, s.step AS configured_step, s.delta, s.remainder,
+       c.biz_type IS NOT NULL AS cached,
+       c.current_step, c.current_start, c.current_end, c.current_next, c.next_start, c.next_end,
+       COALESCE(c.ids_left, 0) AS ids_left, COALESCE(c.refill, 'idle') AS refill,
+       COALESCE(c.refills_ahead, 0) AS refills_ahead, COALESCE(c.refills_waited, 0) AS refills_waited,
+       COALESCE(c.ids_issued, 0) AS ids_issued, c.last_refill_at, s.description
+FROM idgen.segments s LEFT JOIN idgen.segment_cache() c ON c.biz_type = s.biz_type
+ORDER BY s.biz_type;
+COMMENT ON VIEW idgen.segment_status IS 'Per business type: its row in idgen.segments and what the shared cache holds (current and next range, IDs left, step in use, refills done ahead of need and refills a caller waited for).';
+"#,
+    name = "segments_table",
+    requires = [idgen::segment_cache],
+);
