@@ -19,3 +19,21 @@ COMMENT ON FUNCTION idgen.layout_catalog() IS
   'Rows of the idgen.layouts view.';
 COMMENT ON FUNCTION idgen.node_status() IS
   'The row of the idgen.status view.';
+
+-- Segment mode (seed 002, Tinyid/Leaf).
+COMMENT ON FUNCTION segment_next(text) IS
+  'Next ID of a business type''s number range (Tinyid/Leaf segment mode): from a range cached in shared memory, committed to idgen.segments before any of its IDs is handed out; a ROLLBACK never returns it.';
+COMMENT ON FUNCTION segment_next_batch(text, integer) IS
+  'n IDs of a business type at once (1 to 10,000,000), ascending.';
+COMMENT ON FUNCTION idgen.segment_create(text, bigint, integer, integer, integer, text) IS
+  'Registers a business type: IDs above start_id, in ranges of step, each = remainder (mod delta) for odd/even or mod-N splits across databases. 42710 if it exists.';
+COMMENT ON FUNCTION idgen.segment_alter(text, integer, text) IS
+  'Changes a business type''s step (from its next range) or description; its position never moves backwards.';
+COMMENT ON FUNCTION idgen.segment_drop(text) IS
+  'Removes a business type and forgets its cached ranges. Re-creating it later starts where segment_create says: choose a start_id above the old max_id.';
+COMMENT ON FUNCTION idgen.segment_alloc(text) IS
+  'A whole range for a client that hands IDs out itself (tinyid-client): the IDs x with start_id < x <= end_id and x % delta = remainder. Committed before it is returned; never handed out twice.';
+COMMENT ON FUNCTION idgen.segment_cache() IS
+  'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
+COMMENT ON FUNCTION idgen.segments_guard() IS
+  'Trigger function: refuses to move a business type''s max_id backwards.';

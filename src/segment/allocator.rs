@@ -10,7 +10,9 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags};
+use pgrx::bgworkers::{
+    BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags,
+};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
@@ -38,7 +40,10 @@ pub fn wake(db: u32) -> Result<(), IdError> {
     }
     let table = cache::allocators();
     let next = table.with(|t| {
-        if let Some(a) = t.iter_mut().find(|a| a.db == db && a.state != AllocatorState::None) {
+        if let Some(a) = t
+            .iter_mut()
+            .find(|a| a.db == db && a.state != AllocatorState::None)
+        {
             match a.state {
                 AllocatorState::Running => {
                     // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
@@ -142,7 +147,9 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
     // A range must be durable before its IDs are used: an asynchronous commit lost in a crash
     // would hand the same range out again. Keep a stronger setting (remote_*) if there is one.
     // SAFETY: reading a GUC variable of this process.
-    if unsafe { pg_sys::synchronous_commit } == pg_sys::SyncCommitLevel::SYNCHRONOUS_COMMIT_OFF as i32 {
+    if unsafe { pg_sys::synchronous_commit }
+        == pg_sys::SyncCommitLevel::SYNCHRONOUS_COMMIT_OFF as i32
+    {
         // SAFETY: setting a GUC for this process only, as a superuser-level override.
         unsafe {
             pg_sys::SetConfigOption(
@@ -171,7 +178,7 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
         }
         idle_since = now_ms();
         let outcomes = BackgroundWorker::transaction(AssertUnwindSafe(|| {
-            items.iter().map(|item| allocate(item)).collect::<Vec<_>>()
+            items.iter().map(allocate).collect::<Vec<_>>()
         }));
         // Committed: only now may the ranges be handed out.
         let mut locked = false;
@@ -197,7 +204,9 @@ fn check_in(db: u32) -> bool {
         since_ms: now_ms(),
     };
     cache::allocators().with(|t| {
-        if t.iter().any(|a| a.db == db && a.state == AllocatorState::Running && a.pid != pid) {
+        if t.iter()
+            .any(|a| a.db == db && a.state == AllocatorState::Running && a.pid != pid)
+        {
             return false;
         }
         let i = t
@@ -227,7 +236,9 @@ unsafe extern "C-unwind" fn on_exit(_code: i32, arg: pg_sys::Datum) {
     });
     for slot in cache::slots() {
         let failed = slot.with(|d| {
-            let mine = d.in_use && d.key.db == db && d.state.refill == crate::core::segment::Refill::InProgress;
+            let mine = d.in_use
+                && d.key.db == db
+                && d.state.refill == crate::core::segment::Refill::InProgress;
             if mine {
                 d.state.fail(Fault::WorkerGone);
             }
@@ -260,7 +271,7 @@ fn collect(db: u32) -> Vec<Item> {
             return items;
         }
         let claimed = slot.with(|d| {
-            (d.in_use && d.key.db == db && d.state.claim()).then(|| Item::Refill {
+            (d.in_use && d.key.db == db && d.state.claim()).then_some(Item::Refill {
                 slot: i,
                 generation: d.generation,
                 key: d.key,
@@ -320,7 +331,11 @@ fn allocate(item: &Item) -> Outcome {
                 )
                 .map(|t| !t.is_empty())
                 .unwrap_or(false);
-            return if exists { Outcome::Locked } else { Outcome::Fault(Fault::NotFound) };
+            return if exists {
+                Outcome::Locked
+            } else {
+                Outcome::Fault(Fault::NotFound)
+            };
         };
         let step = match item {
             Item::Refill {
@@ -357,7 +372,9 @@ fn allocate(item: &Item) -> Outcome {
 
 fn publish(item: &Item, outcome: Outcome) {
     match *item {
-        Item::Refill { slot, generation, .. } => {
+        Item::Refill {
+            slot, generation, ..
+        } => {
             let s = &cache::slots()[slot];
             s.with(|d| {
                 // A slot forgotten or given to another type meanwhile: the range is a gap.

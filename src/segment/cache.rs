@@ -336,7 +336,8 @@ pub fn find_or_insert(key: &Key) -> Option<(usize, u64)> {
         if s.referenced.swap(0, Relaxed) == 1 {
             continue;
         }
-        let idle = s.with(|d| d.state.refill == crate::core::segment::Refill::Idle && !d.state.waiting);
+        let idle =
+            s.with(|d| d.state.refill == crate::core::segment::Refill::Idle && !d.state.waiting);
         if idle {
             h.evictions.fetch_add(1, Relaxed);
             let generation = take(i);

@@ -176,7 +176,8 @@ fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
     loop {
         let s = &cache::slots()[slot];
         s.touch();
-        let took = s.with(|d| (d.generation == generation).then(|| d.state.take(want, prefetch_percent)));
+        let took =
+            s.with(|d| (d.generation == generation).then(|| d.state.take(want, prefetch_percent)));
         match took {
             None => {
                 // Evicted or dropped meanwhile: look the type up again.

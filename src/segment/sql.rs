@@ -13,7 +13,8 @@ pub(super) fn type_exists(name: &str) -> bool {
         &[name.into()],
     ) {
         Ok(found) => found.unwrap_or(false),
-        Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}")).raise(),
+        Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
+            .raise(),
     }
 }
 
@@ -283,3 +284,108 @@ COMMENT ON VIEW idgen.segment_status IS 'Per business type: its row in idgen.seg
     name = "segments_table",
     requires = [idgen::segment_cache],
 );
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    fn one<T: IntoDatum + FromDatum>(sql: &str) -> Option<T> {
+        Spi::get_one::<T>(sql).unwrap()
+    }
+
+    #[pg_test]
+    fn create_fills_the_tinyid_row() {
+        Spi::run("SELECT idgen.segment_create('invoice', 500, 2000, 4, 3, 'invoices')").unwrap();
+        let row = Spi::get_three::<i64, i32, i64>(
+            "SELECT max_id, step, version FROM idgen.segments WHERE biz_type = 'invoice'",
+        )
+        .unwrap();
+        assert_eq!(row, (Some(500), Some(2000), Some(0)));
+        assert_eq!(
+            one::<String>("SELECT description FROM idgen.segments WHERE biz_type = 'invoice'"),
+            Some("invoices".into())
+        );
+        // Not in the cache until used; the view still lists it.
+        assert_eq!(
+            one::<bool>("SELECT cached FROM idgen.segment_status WHERE biz_type = 'invoice'"),
+            Some(false)
+        );
+    }
+
+    #[pg_test(error = "business type \"invoice\" already exists")]
+    fn a_type_is_created_once() {
+        Spi::run("SELECT idgen.segment_create('invoice')").unwrap();
+        Spi::run("SELECT idgen.segment_create('invoice')").unwrap();
+    }
+
+    #[pg_test]
+    fn alter_changes_step_and_text_but_not_the_position() {
+        Spi::run("SELECT idgen.segment_create('t', 42)").unwrap();
+        Spi::run("SELECT idgen.segment_alter('t', step => 5000)").unwrap();
+        Spi::run("SELECT idgen.segment_alter('t', description => 'text')").unwrap();
+        let row = Spi::get_three::<i64, i32, String>(
+            "SELECT max_id, step, description FROM idgen.segments WHERE biz_type = 't'",
+        )
+        .unwrap();
+        assert_eq!(row, (Some(42), Some(5000), Some("text".into())));
+    }
+
+    #[pg_test(
+        error = "idgen.segment_alter: step is 2 and delta is 3; a step below delta can make a range with no ID in it"
+    )]
+    fn alter_keeps_every_range_non_empty() {
+        Spi::run("SELECT idgen.segment_create('t', step => 9, delta => 3)").unwrap();
+        Spi::run("SELECT idgen.segment_alter('t', step => 2)").unwrap();
+    }
+
+    #[pg_test(error = "max_id of business type \"t\" cannot move backwards (from 150 to 149)")]
+    fn max_id_never_moves_backwards() {
+        Spi::run("SELECT idgen.segment_create('t', 100)").unwrap();
+        Spi::run("UPDATE idgen.segments SET max_id = 150 WHERE biz_type = 't'").unwrap();
+        Spi::run("UPDATE idgen.segments SET max_id = 150, step = 7 WHERE biz_type = 't'").unwrap();
+        Spi::run("UPDATE idgen.segments SET max_id = 149 WHERE biz_type = 't'").unwrap();
+    }
+
+    #[pg_test]
+    fn drop_removes_the_row() {
+        Spi::run("SELECT idgen.segment_create('gone')").unwrap();
+        Spi::run("SELECT idgen.segment_drop('gone')").unwrap();
+        assert_eq!(
+            one::<i64>("SELECT count(*) FROM idgen.segments WHERE biz_type = 'gone'"),
+            Some(0)
+        );
+    }
+
+    // Test transactions never commit, and ranges are only ever taken from committed rows: the
+    // allocator, in its own transaction, does not see this type.
+    #[pg_test(error = "business type \"uncommitted\" does not exist")]
+    fn a_type_is_usable_once_committed() {
+        Spi::run("SELECT idgen.segment_create('uncommitted')").unwrap();
+        Spi::run("SELECT segment_next('uncommitted')").unwrap();
+    }
+
+    #[pg_test(error = "segment_next(biz_type): biz_type must be 1 to 63 bytes long, not 64")]
+    fn long_names_are_refused() {
+        Spi::run("SELECT segment_next(repeat('x', 64))").unwrap();
+    }
+
+    #[pg_test(error = "idgen.segment_alloc: biz_type must not be NULL")]
+    fn alloc_refuses_null() {
+        Spi::run("SELECT * FROM idgen.segment_alloc(NULL)").unwrap();
+    }
+
+    #[pg_test]
+    fn names_are_data_never_sql() {
+        let name = "x'); DROP TABLE idgen.segments; --";
+        Spi::run_with_args("SELECT idgen.segment_create($1)", &[name.into()]).unwrap();
+        assert_eq!(
+            Spi::get_one_with_args::<i64>(
+                "SELECT count(*) FROM idgen.segments WHERE biz_type = $1",
+                &[name.into()]
+            )
+            .unwrap(),
+            Some(1)
+        );
+    }
+}

@@ -15,7 +15,10 @@ fn ids_of(range: Range) -> Vec<i64> {
 #[test]
 fn tinyid_first_id_of_a_type_created_at_zero_is_one() {
     let r = plan_range(0, 1000, 1, 0).unwrap();
-    assert_eq!((r.first(), r.last(), r.count()), (Some(1), Some(1000), 1000));
+    assert_eq!(
+        (r.first(), r.last(), r.count()),
+        (Some(1), Some(1000), 1000)
+    );
 }
 
 #[test]
@@ -39,7 +42,10 @@ fn every_id_is_in_its_range_and_residue_over_many_shapes() {
                     let want: Vec<i64> = (start + 1..=start + step)
                         .filter(|x| x % delta == remainder)
                         .collect();
-                    assert_eq!(ids, want, "start {start} step {step} delta {delta} rem {remainder}");
+                    assert_eq!(
+                        ids, want,
+                        "start {start} step {step} delta {delta} rem {remainder}"
+                    );
                     assert_eq!(r.count() as usize, want.len());
                     assert!(r.count() >= 1);
                 }
@@ -80,12 +86,20 @@ fn ranges_at_the_top_of_bigint() {
 
 #[test]
 fn bad_settings_are_refused_with_a_reason() {
-    assert!(check_settings(-1, 10, 1, 0).unwrap_err().contains("start_id"));
+    assert!(check_settings(-1, 10, 1, 0)
+        .unwrap_err()
+        .contains("start_id"));
     assert!(check_settings(0, 0, 1, 0).unwrap_err().contains("step"));
     assert!(check_settings(0, 10, 0, 0).unwrap_err().contains("delta"));
-    assert!(check_settings(0, 10, 2, 2).unwrap_err().contains("remainder"));
-    assert!(check_settings(0, 10, 2, -1).unwrap_err().contains("remainder"));
-    assert!(check_settings(0, 2, 3, 0).unwrap_err().contains("below delta"));
+    assert!(check_settings(0, 10, 2, 2)
+        .unwrap_err()
+        .contains("remainder"));
+    assert!(check_settings(0, 10, 2, -1)
+        .unwrap_err()
+        .contains("remainder"));
+    assert!(check_settings(0, 2, 3, 0)
+        .unwrap_err()
+        .contains("below delta"));
     assert_eq!(plan_range(0, 0, 1, 0), Err(Fault::BadRow));
     assert!(check_settings(0, 3, 3, 2).is_ok());
 }

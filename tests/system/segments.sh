@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Design rule 6 (segments) on real clusters, trying to make a range or an ID go out twice:
+#   - 16 sessions at once on one type, and 32 clients taking whole ranges at once;
+#   - callers that ROLLBACK (the ranges they caused stay taken);
+#   - kill -9 of a backend while refills run, kill -9 of the allocator worker, immediate stop;
+#     every ID a client ever received (streamed with COPY, so even those of killed sessions)
+#     is checked against everything handed out after the restart;
+#   - 1,000 business types through a cache of 16 slots (evictions leave gaps, never repeats);
+#   - two clusters with delta 2 and remainders 0 and 1 never overlap.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=54396
+A=54397
+B=54398
+OUT="$WORK/segments.out"
+cluster_init seg $PORT "max_connections = 120" "idgen.segment_step_target = 0"
+cluster_start seg
+SECONDS=0
+phase() { echo "  ($SECONDS s) $*"; }
+trap 'cluster_stop seg immediate; cluster_stop sega immediate; cluster_stop segb immediate' EXIT
+rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$OUT"
+q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE got (phase text, biz text, id bigint)"
+q $PORT "SELECT idgen.segment_create('t', step => 1000), idgen.segment_create('small', step => 7),
+                idgen.segment_create('client', step => 100, delta => 3, remainder => 1)" >/dev/null
+
+# 16 sessions at once on two types; with a step of 7 the allocator is busy the whole time.
+for s in $(seq 1 16); do
+  q $PORT "INSERT INTO got SELECT 'conc', b, segment_next(b)
+           FROM generate_series(1, 100000) g, LATERAL (SELECT CASE WHEN g % 50 = 0 THEN 'small' ELSE 't' END AS b) x" &
+done
+wait
+check "16 sessions: 1.6M IDs arrived" eq "$(q $PORT "SELECT count(*) FROM got")" 1600000
+check "16 sessions: no ID repeats within a type" eq "$(q $PORT "SELECT count(*) FROM (SELECT biz, id FROM got GROUP BY 1, 2 HAVING count(*) > 1) d")" 0
+check "16 sessions: every ID is at most its type's committed max_id" eq "$(q $PORT "SELECT bool_and(g.id <= s.max_id) FROM got g JOIN idgen.segments s ON s.biz_type = g.biz")" t
+
+phase "Whole ranges"
+# Whole ranges: 32 clients x 25 allocations at once, all disjoint.
+for i in $(seq 1 25); do echo "SELECT start_id, end_id FROM idgen.segment_alloc('client');"; done >"$OUT/allocs.sql"
+for c in $(seq 1 32); do
+  psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 -f "$OUT/allocs.sql" >"$OUT/alloc.$c" &
+done
+wait
+cat "$OUT"/alloc.* | sort -t'|' -k1,1n >"$OUT/ranges"
+check "32 clients: 800 ranges" eq "$(wc -l <"$OUT/ranges")" 800
+check "32 clients: ranges are disjoint and contiguous" eq "$(awk -F'|' 'NR > 1 && $1 != prev { bad++ } { prev = $2 } END { print bad + 0 }' "$OUT/ranges")" 0
+check "32 clients: the table's max_id is the last range's end" eq "$(q $PORT "SELECT max_id FROM idgen.segments WHERE biz_type = 'client'")" "$(tail -1 "$OUT/ranges" | cut -d'|' -f2)"
+
+phase "ROLLBACK"
+# ROLLBACK: the IDs are shown to the client, then the transaction is undone; nothing later
+# may repeat them, and the committed max_id covers them.
+psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 >"$OUT/rolled_back" <<'SQL'
+BEGIN;
+SELECT segment_next('small') FROM generate_series(1, 5000);
+ROLLBACK;
+BEGIN;
+SELECT id FROM segment_next_batch('small', 3000) id;
+SELECT start_id FROM idgen.segment_alloc('client') WHERE false;
+ROLLBACK;
+SQL
+check "rollback: 8000 IDs were shown" eq "$(wc -l <"$OUT/rolled_back")" 8000
+q $PORT "CREATE TABLE shown (id bigint)"
+psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "\copy shown FROM '$OUT/rolled_back'"
+q $PORT "INSERT INTO got SELECT 'after_rollback', 'small', segment_next('small') FROM generate_series(1, 5000)"
+check "rollback: later IDs are all above the rolled-back ones" eq "$(q $PORT "SELECT (SELECT min(id) FROM got WHERE phase = 'after_rollback') > (SELECT max(id) FROM shown)")" t
+check "rollback: max_id stayed above the rolled-back IDs" eq "$(q $PORT "SELECT max_id >= (SELECT max(id) FROM shown) FROM idgen.segments WHERE biz_type = 'small'")" t
+
+phase "Crashes"
+# Crashes. Sessions stream IDs to files with COPY, so a client keeps every ID it received even
+# when its backend dies. The last line of a killed stream may be cut short: it is dropped.
+stream() { # stream TAG: 2M IDs of 'small' to $OUT/stream.TAG
+  psql -h 127.0.0.1 -p $PORT -U postgres -X -q \
+    -c "COPY (SELECT segment_next('small') FROM generate_series(1, 2000000)) TO STDOUT" >"$OUT/stream.$1" 2>/dev/null || true
+}
+crash_round() { # crash_round NAME KILL-COMMAND
+  local name=$1
+  shift
+  for s in 1 2 3 4; do stream "$name.$s" & done
+  sleep 1.5
+  "$@"
+  wait
+  wait_ready $PORT
+  for s in 1 2 3 4; do sed '$d' "$OUT/stream.$name.$s"; done >"$OUT/kept.$name"
+  check "$name: sessions had received IDs before the crash" test "$(wc -l <"$OUT/kept.$name")" -gt 1000
+}
+kill_backend() {
+  kill -9 "$(q $PORT "SELECT pid FROM pg_stat_activity WHERE query LIKE 'COPY (SELECT segment_next%' LIMIT 1")"
+}
+kill_allocator() {
+  local pid
+  pid=$(q $PORT "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_idgen segment allocator'")
+  check "the allocator is running" test -n "$pid"
+  kill -9 "$pid"
+}
+stop_immediate() { cluster_stop seg immediate; cluster_start seg; }
+crash_round kill_backend kill_backend
+crash_round kill_allocator kill_allocator
+crash_round immediate_stop stop_immediate
+check "the crashes restarted the server" test "$(grep -c "terminated by signal 9" "$(cluster_dir seg)/server.log")" -ge 2
+q $PORT "INSERT INTO got SELECT 'after_crashes', 'small', segment_next('small') FROM generate_series(1, 20000)"
+q $PORT "CREATE TABLE streamed (id bigint)"
+for f in "$OUT"/kept.*; do psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "\copy streamed FROM '$f'"; done
+check "crashes: no ID any client received repeats" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM (SELECT id FROM streamed UNION ALL SELECT id FROM shown UNION ALL SELECT id FROM got WHERE biz = 'small') x")" 0
+check "crashes: IDs after the restarts are above all streamed ones" eq "$(q $PORT "SELECT (SELECT min(id) FROM got WHERE phase = 'after_crashes') > (SELECT max(id) FROM streamed)")" t
+
+phase "1,000 types"
+# 1,000 business types through a cache of 16 slots, from 4 sessions at once.
+cluster_stop seg
+cluster_conf seg "idgen.segment_cache_size = 16"
+cluster_start seg
+q $PORT "SELECT count(idgen.segment_create('biz' || g, step => 10 + g % 7)) FROM generate_series(1, 1000) g" >/dev/null
+q $PORT "CREATE TABLE many (biz text, id bigint)"
+for s in 1 2 3 4; do
+  q $PORT "INSERT INTO many SELECT 'biz' || (g % 1000 + 1), segment_next('biz' || (g % 1000 + 1)) FROM generate_series(1, 3000) g" &
+done
+wait
+check "1,000 types: 12,000 IDs" eq "$(q $PORT "SELECT count(*) FROM many")" 12000
+check "1,000 types: no ID repeats within a type" eq "$(q $PORT "SELECT count(*) FROM (SELECT biz, id FROM many GROUP BY 1, 2 HAVING count(*) > 1) d")" 0
+check "1,000 types: every type was used" eq "$(q $PORT "SELECT count(DISTINCT biz) FROM many")" 1000
+check "1,000 types: the 16-slot cache evicted" test "$(q $PORT "SELECT segment_evictions FROM idgen.status")" -gt 0
+check "1,000 types: the cache holds at most 16 types" test "$(q $PORT "SELECT segment_cache_used FROM idgen.status")" -le 16
+
+phase "Two clusters"
+# Two clusters, delta 2, remainders 0 and 1 (seed 002's odd/even databases).
+cluster_init sega $A
+cluster_init segb $B
+cluster_start sega
+cluster_start segb
+q $A "CREATE EXTENSION pg_idgen; SELECT idgen.segment_create('order', step => 100, delta => 2, remainder => 0)" >/dev/null
+q $B "CREATE EXTENSION pg_idgen; SELECT idgen.segment_create('order', step => 100, delta => 2, remainder => 1)" >/dev/null
+for port in $A $B; do
+  for s in 1 2 3 4; do
+    psql -h 127.0.0.1 -p $port -U postgres -X -q \
+      -c "COPY (SELECT segment_next('order') FROM generate_series(1, 100000)) TO STDOUT" >"$OUT/split.$port.$s" &
+  done
+done
+wait
+cat "$OUT"/split.$A.* >"$OUT/split.A"
+cat "$OUT"/split.$B.* >"$OUT/split.B"
+check "split: 400,000 IDs from each cluster" eq "$(wc -l <"$OUT/split.A") $(wc -l <"$OUT/split.B")" "400000 400000"
+check "split: cluster A hands out only even IDs" eq "$(awk '$1 % 2 != 0' "$OUT/split.A" | wc -l)" 0
+check "split: cluster B hands out only odd IDs" eq "$(awk '$1 % 2 != 1' "$OUT/split.B" | wc -l)" 0
+check "split: no ID appears twice across both clusters" eq "$(cat "$OUT/split.A" "$OUT/split.B" | sort | uniq -d | wc -l)" 0
+finish
