@@ -18,3 +18,11 @@ SELECT ts, datacenter_id, worker_id, sequence FROM id_decode(1212092628029698048
 -- The layouts this node knows, and how its generator is doing.
 SELECT name, unit, time_bits, worker_bits, sequence_bits, ids_per_second, years, js_safe FROM idgen.layouts;
 SELECT layout, worker_id, clock_policy, last_id, drift_ms, persisted_mark, ids_issued FROM idgen.status;
+
+-- Segment mode (Tinyid/Leaf): business-typed counters from ranges committed ahead of need.
+-- This database hands out the odd invoice numbers; a second one with remainder 0 the even ones.
+SELECT idgen.segment_create('invoice', step => 1000, delta => 2, remainder => 1)
+ WHERE NOT EXISTS (SELECT 1 FROM idgen.segments WHERE biz_type = 'invoice');
+SELECT segment_next('invoice') AS invoice_no FROM generate_series(1, 3);
+SELECT * FROM idgen.segment_alloc('invoice');   -- a whole range for a client
+SELECT biz_type, max_id, current_step, ids_left, refills_ahead, refills_waited FROM idgen.segment_status;

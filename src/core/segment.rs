@@ -133,6 +133,25 @@ pub fn next_step(prev: i64, configured: i64, max_step: i64, lasted_ms: i64, targ
     }
 }
 
+/// The smallest step whose part after the prefetch point lasts four refills at the rate just
+/// seen (`used` IDs in `lasted_us`), so the next range arrives before the current one runs dry.
+/// Leaf's doubling alone takes several waited refills to catch up with a fast caller; this
+/// jumps there at once. 0 when there is nothing to go by.
+pub fn rate_floor(used: i64, lasted_us: i64, refill_latency_us: i64, prefetch_percent: u32) -> i64 {
+    if used <= 0 || lasted_us <= 0 || prefetch_percent >= 100 {
+        return 0;
+    }
+    let latency = refill_latency_us.max(500) as i128;
+    let Some(need) = (used as i128)
+        .checked_mul(400)
+        .and_then(|x| x.checked_mul(latency))
+    else {
+        return i64::MAX;
+    };
+    let floor = need / (lasted_us as i128 * (100 - prefetch_percent as i128));
+    i64::try_from(floor).unwrap_or(i64::MAX)
+}
+
 /// A range being handed out: the next ID and how many are left.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -220,8 +239,10 @@ pub struct SegmentState {
     pub fault: u32,
     /// The step of the last range fetched (the dynamic step).
     pub step: i64,
-    /// When (ms since the Unix epoch) the last range was installed.
-    pub last_refill_ms: i64,
+    /// When (µs since the Unix epoch) the last range was installed.
+    pub last_refill_us: i64,
+    /// `issued` when the last range was installed: the IDs used since measure the rate.
+    pub issued_at_refill: u64,
     pub refills_ahead: u64,
     pub refills_waited: u64,
     pub issued: u64,
@@ -282,7 +303,7 @@ impl SegmentState {
     }
 
     /// Installs a committed range: into the current buffer if it is used up, else as the next.
-    pub fn install(&mut self, range: Range, step: i64, now_ms: i64) {
+    pub fn install(&mut self, range: Range, step: i64, now_us: i64) {
         if self.current.is_empty() {
             self.current = self.next;
             self.next = Buffer::default();
@@ -300,7 +321,8 @@ impl SegmentState {
         self.refill = Refill::Idle;
         self.fault = 0;
         self.step = step;
-        self.last_refill_ms = now_ms;
+        self.last_refill_us = now_us;
+        self.issued_at_refill = self.issued;
     }
 
     /// The claimed request failed; the next caller with nothing cached is told why.

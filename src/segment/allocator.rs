@@ -17,10 +17,17 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 use super::cache::{self, AllocatorData, AllocatorState, Key, RequestState};
-use crate::core::segment::{next_step, plan_range, Fault, Range};
+use crate::core::segment::{next_step, plan_range, rate_floor, Fault, Range};
 use crate::errors::IdError;
 use crate::gucs;
 use crate::snowflake::now_ms;
+
+fn now_us() -> i64 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => d.as_micros() as i64,
+        Err(_) => 0,
+    }
+}
 
 /// A worker exits after this long without work. Under 5 s, because DROP DATABASE waits 5 s for
 /// other sessions of the database (this worker is one) to go away.
@@ -116,7 +123,9 @@ enum Item {
         generation: u64,
         key: Key,
         prev_step: i64,
-        last_refill_ms: i64,
+        /// µs since the last range was installed, and IDs handed out since.
+        lasted_us: i64,
+        used: i64,
     },
     Alloc {
         cell: usize,
@@ -161,6 +170,8 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
         };
     }
     let mut idle_since = now_ms();
+    // How long the last transaction took to commit: sizes ranges for fast callers.
+    let mut refill_latency_us = 1000;
     loop {
         if BackgroundWorker::sighup_received() {
             // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
@@ -177,9 +188,14 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
             continue;
         }
         idle_since = now_ms();
+        let started = std::time::Instant::now();
         let outcomes = BackgroundWorker::transaction(AssertUnwindSafe(|| {
-            items.iter().map(allocate).collect::<Vec<_>>()
+            items
+                .iter()
+                .map(|item| allocate(item, refill_latency_us))
+                .collect::<Vec<_>>()
         }));
+        refill_latency_us = started.elapsed().as_micros() as i64;
         // Committed: only now may the ranges be handed out.
         let mut locked = false;
         for (item, outcome) in items.iter().zip(outcomes) {
@@ -276,7 +292,8 @@ fn collect(db: u32) -> Vec<Item> {
                 generation: d.generation,
                 key: d.key,
                 prev_step: d.state.step,
-                last_refill_ms: d.state.last_refill_ms,
+                lasted_us: now_us() - d.state.last_refill_us,
+                used: (d.state.issued - d.state.issued_at_refill) as i64,
             })
         });
         items.extend(claimed);
@@ -302,7 +319,7 @@ fn collect(db: u32) -> Vec<Item> {
 
 /// Moves one type's `max_id` forward inside the worker's transaction. The row is locked with
 /// SKIP LOCKED, so a row held by someone else's open transaction delays only its own type.
-fn allocate(item: &Item) -> Outcome {
+fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
     let name = item.key().name();
     Spi::connect_mut(|client| {
         let row = client
@@ -340,15 +357,28 @@ fn allocate(item: &Item) -> Outcome {
         let step = match item {
             Item::Refill {
                 prev_step,
-                last_refill_ms,
+                lasted_us,
+                used,
                 ..
-            } => next_step(
-                *prev_step,
-                configured,
-                gucs::SEGMENT_MAX_STEP.get() as i64,
-                now_ms() - last_refill_ms,
-                gucs::SEGMENT_STEP_TARGET_MS.get() as i64,
-            ),
+            } => {
+                let max_step = gucs::SEGMENT_MAX_STEP.get() as i64;
+                let target_ms = gucs::SEGMENT_STEP_TARGET_MS.get() as i64;
+                let leaf = next_step(
+                    *prev_step,
+                    configured,
+                    max_step,
+                    lasted_us / 1000,
+                    target_ms,
+                );
+                // Only once there is a previous range of this cache slot to measure.
+                let floor = if *prev_step > 0 && target_ms > 0 {
+                    let percent = gucs::SEGMENT_PREFETCH.get() as u32;
+                    rate_floor(*used, *lasted_us, refill_latency_us, percent).min(max_step)
+                } else {
+                    0
+                };
+                leaf.max(floor)
+            }
             Item::Alloc { .. } => configured,
         };
         // Near the top of bigint a grown step shrinks back towards the configured one.
@@ -382,7 +412,7 @@ fn publish(item: &Item, outcome: Outcome) {
                     return;
                 }
                 match outcome {
-                    Outcome::Range(range, step) => d.state.install(range, step, now_ms()),
+                    Outcome::Range(range, step) => d.state.install(range, step, now_us()),
                     Outcome::Fault(f) => d.state.fail(f),
                     Outcome::Locked => d.state.unclaim(),
                 }

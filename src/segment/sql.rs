@@ -230,7 +230,7 @@ mod idgen {
                     s.refills_ahead as i64,
                     s.refills_waited as i64,
                     s.issued as i64,
-                    (s.last_refill_ms > 0).then(|| ts_of_ms(s.last_refill_ms)),
+                    (s.last_refill_us > 0).then(|| ts_of_ms(s.last_refill_us / 1000)),
                 )
             })
             .collect();

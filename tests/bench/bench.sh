@@ -2,11 +2,14 @@
 # Benchmark: each row is a ratio against a baseline measured in the same run on the same
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 bash tests/bench/bench.sh
+#   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 PORT=54399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
+PARTS=${PARTS:-snowflake segments}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
 cluster_init bench $PORT "shared_buffers = '1GB'" "synchronous_commit = off" "max_wal_size = '4GB'"
@@ -36,6 +39,16 @@ sf=$(ns "snowflake_next()")
 row "per row: clock_timestamp() (baseline)" "${base_clock} ns" ""
 row "per row: nextval() (baseline)" "${base_seq} ns" ""
 row "per row: gen_random_uuid() (baseline)" "${base_uuid} ns" ""
+tps() { # tps CLIENTS SQL
+  local f
+  f=$(mktemp)
+  echo "$2" >"$f"
+  pgbench -h 127.0.0.1 -p $PORT -U postgres -n -M prepared -T "$SECS" -c "$1" -j "$1" -f "$f" postgres 2>/dev/null |
+    sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
+  rm -f "$f"
+}
+
+if part snowflake; then
 row "per row: snowflake_next() vs clock_timestamp() [goal<=1.2]" "${sf} ns" "$(ratio "$sf" "$base_clock")"
 row "per row: snowflake_next() vs nextval() [goal<=0.9]" "" "$(ratio "$sf" "$base_seq")"
 row "per row: snowflake_next() vs gen_random_uuid() [goal<=0.3]" "" "$(ratio "$sf" "$base_uuid")"
@@ -64,14 +77,6 @@ row "demand: snowflake_next_batch IDs/s, unbounded drift" "$free_batch" "$(ratio
 row "sustained: snowflake_next_batch IDs/s held [goal>=0.95]" "$held_batch" "$(ratio "$held_batch" "$cap")"
 
 # pgbench: many clients calling the generator at once.
-tps() { # tps CLIENTS SQL
-  local f
-  f=$(mktemp)
-  echo "$2" >"$f"
-  pgbench -h 127.0.0.1 -p $PORT -U postgres -n -M prepared -T "$SECS" -c "$1" -j "$1" -f "$f" postgres 2>/dev/null |
-    sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
-  rm -f "$f"
-}
 for c in 2 16; do
   one=$(tps $c "SELECT 1;")
   nv=$(tps $c "SELECT nextval('s');")
@@ -99,3 +104,31 @@ row "INSERT $INSERT_ROWS rows, bigserial key (baseline s)" "$t_serial" ""
 row "INSERT, DEFAULT snowflake_next() vs bigserial [goal<=1.1]" "$t_sf" "$(ratio "$t_sf" "$t_serial")"
 row "INSERT, DEFAULT gen_random_uuid() vs bigserial" "$t_uuid" "$(ratio "$t_uuid" "$t_serial")"
 row "index size: bigserial / snowflake / uuid" "$(size t_serial) / $(size t_sf) / $(size t_uuid)" ""
+fi
+
+if part segments; then
+  # Segment mode (issue 4). Types are created first so that only handing out is measured.
+  q $PORT "SELECT idgen.segment_create('t'), idgen.segment_create('w', step => 1000), idgen.segment_create('w50k', step => 50000),
+                  idgen.segment_create('p'), idgen.segment_create('client')" >/dev/null
+  seg=$(ns "segment_next(''t'')")
+  [ -n "${sf:-}" ] || sf=$(ns "snowflake_next()")
+  row "per row: segment_next() vs nextval() [goal<=0.8]" "${seg} ns" "$(ratio "$seg" "$base_seq")"
+  row "per row: segment_next() vs snowflake_next()" "" "$(ratio "$seg" "$sf")"
+  # 10M IDs of a fresh type with step 1000: refills a caller waited for, read from the view.
+  t0=$(date +%s.%N)
+  q $PORT "SELECT count(segment_next('w')) FROM (SELECT generate_series(1, 10000000)) g" >/dev/null
+  t1=$(date +%s.%N)
+  w=$(q $PORT "SELECT refills_waited || ' waited / ' || refills_ahead || ' ahead, step now ' || current_step FROM idgen.segment_status WHERE biz_type = 'w'")
+  row "10M IDs of a new type, step 1000: refills [goal: 1 waited]" "$w" ""
+  row "10M IDs of a new type: IDs/s" "$(python3 -c "print(round(10000000/($t1-$t0)))")" ""
+  # With a first range larger than (rate x commit latency), only the first refill is waited for.
+  q $PORT "SELECT count(segment_next('w50k')) FROM (SELECT generate_series(1, 10000000)) g" >/dev/null
+  row "10M IDs of a new type, step 50000: refills" "$(q $PORT "SELECT refills_waited || ' waited / ' || refills_ahead || ' ahead' FROM idgen.segment_status WHERE biz_type = 'w50k'")" ""
+  one=$(tps 16 "SELECT 1;")
+  sq=$(tps 16 "SELECT segment_next('p');")
+  row "pgbench 16 clients: SELECT 1 (baseline tps)" "$one" ""
+  row "pgbench 16 clients: segment_next() vs SELECT 1" "$sq" "$(ratio "$sq" "$one")"
+  al=$(tps 32 "SELECT * FROM idgen.segment_alloc('client');")
+  row "pgbench 32 clients: idgen.segment_alloc() calls/s" "$al" ""
+  row "  ranges handed out, checked disjoint by max_id" "$(q $PORT "SELECT version || ' ranges, max_id ' || max_id FROM idgen.segments WHERE biz_type = 'client'")" ""
+fi

@@ -125,6 +125,39 @@ fn leaf_dynamic_step() {
     assert_eq!(next_step(4000, 1000, 1_000_000, 5, 0), 1000);
 }
 
+#[test]
+fn rate_floor_sizes_the_range_for_the_refill_latency() {
+    // 200 IDs in 24 µs (8.3M/s), refills take 1 ms, prefetch at 20%: the 80% after the
+    // prefetch point must last 4 ms, i.e. 33,333 IDs, so the range needs 41,666.
+    assert_eq!(rate_floor(200, 24, 1000, 20), 41_666);
+    // Latency below 0.5 ms is taken as 0.5 ms; a slow caller needs no floor to speak of.
+    assert_eq!(rate_floor(200, 24, 10, 20), rate_floor(200, 24, 500, 20));
+    assert!(rate_floor(10, 60_000_000, 1000, 20) < 1);
+    // Nothing to go by, or prefetching only when dry: no floor.
+    assert_eq!(rate_floor(0, 24, 1000, 20), 0);
+    assert_eq!(rate_floor(200, 0, 1000, 20), 0);
+    assert_eq!(rate_floor(200, 24, 1000, 100), 0);
+    assert_eq!(rate_floor(i64::MAX, 1, i64::MAX, 99), i64::MAX);
+}
+
+#[test]
+fn install_remembers_where_the_rate_is_measured_from() {
+    let mut s = SegmentState::default();
+    s.take(1, 20);
+    s.claim();
+    s.install(plan_range(0, 100, 1, 0).unwrap(), 100, 1_000);
+    for _ in 0..30 {
+        s.take(1, 20);
+    }
+    assert_eq!(
+        (s.issued, s.issued_at_refill, s.last_refill_us),
+        (30, 0, 1_000)
+    );
+    s.claim();
+    s.install(plan_range(100, 100, 1, 0).unwrap(), 100, 9_000);
+    assert_eq!((s.issued_at_refill, s.last_refill_us), (30, 9_000));
+}
+
 fn got(t: Take) -> (i64, i64, bool) {
     match t {
         Take::Got {
