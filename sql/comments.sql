@@ -37,3 +37,17 @@ COMMENT ON FUNCTION idgen.segment_cache() IS
   'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
 COMMENT ON FUNCTION idgen.segments_guard() IS
   'Trigger function: refuses to move a business type''s max_id backwards.';
+
+-- Message IDs (seed 000) and text forms.
+COMMENT ON FUNCTION msgid_next(integer, text) IS
+  '80-bit message ID (seed 000) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
+COMMENT ON FUNCTION msgid_decode(text) IS
+  'Takes a message ID apart: ts, sequence, session_type, session_hash. Accepts the 19-character form or the 16 symbols without dashes.';
+COMMENT ON FUNCTION msgid_session_hash(text) IS
+  'The 22-bit session hash inside message IDs: Java''s String.hashCode() of the session id (UTF-16), low 22 bits. Stable across versions and platforms.';
+COMMENT ON FUNCTION msgid_from_timestamp(timestamptz) IS
+  'The smallest message ID of an instant: WHERE msgid >= msgid_from_timestamp(now() - interval ''1 hour'') COLLATE "C".';
+COMMENT ON FUNCTION id_to_text(bigint, text) IS
+  'Fixed-width, order-preserving text form of an ID: base32 (2-9, A-Z without I, O), crockford32, base36, base58, base62 (default) or hex. Text order is numeric order for IDs >= 0.';
+COMMENT ON FUNCTION id_from_text(text, text) IS
+  'The ID of a text form made by id_to_text with the same base; wrong length or characters 22P02, above 64 bits 22003.';

@@ -25,7 +25,7 @@ pub fn ts_of_ms(ms: i64) -> TimestampWithTimeZone {
     })
 }
 
-fn ms_of_ts(ts: TimestampWithTimeZone) -> Result<i64, IdError> {
+pub(crate) fn ms_of_ts(ts: TimestampWithTimeZone) -> Result<i64, IdError> {
     if !ts.is_finite() {
         return Err(out_of_range("infinite timestamps have no ID"));
     }

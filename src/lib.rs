@@ -7,9 +7,11 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 pub mod core;
+mod codec;
 mod decode;
 mod errors;
 mod gucs;
+mod msgid;
 mod segment;
 mod shmem;
 mod snowflake;

@@ -18,6 +18,10 @@ const SEGMENTS_NAME: &std::ffi::CStr = c"pg_idgen segments";
 #[repr(C)]
 pub struct Shared {
     pub generator: GeneratorState,
+    /// The clock and sequence of message IDs (seed 000), the same machinery as Snowflake's.
+    pub msgid: GeneratorState,
+    /// The durable mark as last written (ms): it only moves up, whichever generator moves it.
+    pub mark_ms: std::sync::atomic::AtomicI64,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
     pub mark_error: [u8; 256],
 }

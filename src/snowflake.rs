@@ -126,8 +126,13 @@ pub fn restore_from_mark(shared: &Shared) {
     let g = node();
     match Mark::load(&data_dir()) {
         Ok(mark) => {
-            let tick = mark.and_then(|m| g.layout.tick_of_ms(m.reserved_until_ms - 1));
+            let until = mark.map(|m| m.reserved_until_ms);
+            let tick = until.and_then(|ms| g.layout.tick_of_ms(ms - 1));
             shared.generator.restore(tick, g.seq_bits());
+            let m = crate::msgid::clock_layout();
+            let tick = until.and_then(|ms| m.tick_of_ms(ms - 1));
+            shared.msgid.restore(tick, crate::core::msgid::SEQUENCE_BITS);
+            shared.mark_ms.store(until.unwrap_or(0), SeqCst);
         }
         Err(e) => {
             shared.set_mark_error(&e);
@@ -147,13 +152,18 @@ pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
         Mark { reserved_until_ms }.store(&dir)?;
     }
     let g = node();
+    let shared = shmem::shared();
     if let Some(tick) = g.layout.tick_of_ms(reserved_until_ms - 1) {
-        shmem::shared().generator.raise_floor(tick, g.seq_bits());
+        shared.generator.raise_floor(tick, g.seq_bits());
     }
+    if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(reserved_until_ms - 1) {
+        shared.msgid.raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
+    }
+    shared.mark_ms.fetch_max(reserved_until_ms, SeqCst);
     Ok(())
 }
 
-struct PgClock;
+pub(crate) struct PgClock;
 
 impl Clock for PgClock {
     fn now_ms(&self) -> i64 {
@@ -184,10 +194,12 @@ impl Clock for PgClock {
     }
 }
 
-/// Writes the mark under an LWLock so concurrent callers make one write, not one each.
-pub struct PgReserver;
+/// Writes the mark under an LWLock so concurrent callers make one write, not one each. One mark
+/// serves every time-based generator of the node (Snowflake IDs and message IDs): it only ever
+/// moves up, so it bounds the time of every ID of either kind.
+pub(crate) struct PgReserver<'a>(pub &'a Layout);
 
-impl PgReserver {
+impl PgReserver<'_> {
     fn window_ticks(layout: &Layout) -> u64 {
         (gucs::RESERVE_WINDOW_MS.get() as u64)
             .div_ceil(layout.unit_ms)
@@ -195,7 +207,9 @@ impl PgReserver {
     }
 
     /// Moves the reservation to at least `tick + window`; the caller holds no lock.
-    pub fn extend(&self, st: &GeneratorState, layout: &Layout, tick: u64) -> Result<(), String> {
+    pub fn extend(&self, st: &GeneratorState, tick: u64) -> Result<(), String> {
+        let layout = self.0;
+        let shared = shmem::shared();
         let lock = shmem::reserve_lock();
         // SAFETY: a valid LWLock from our tranche; nothing in between can raise an ERROR (the
         // file write reports errors as values), so the lock is always released below.
@@ -204,15 +218,23 @@ impl PgReserver {
             Ok(())
         } else {
             let new = tick + Self::window_ticks(layout);
-            let mark = Mark {
-                reserved_until_ms: layout.ms_of_tick(new + 1),
-            };
-            // WAL first: crash recovery replays it into the file if the file write is lost,
-            // and standbys replay it into theirs.
-            crate::wal::log_mark(mark.reserved_until_ms);
-            mark.store(&data_dir()).map(|()| {
+            let until = layout.ms_of_tick(new + 1);
+            if until <= shared.mark_ms.load(Acquire) {
+                // The other generator already reserved past this instant.
                 st.reserved_tick.store(new, Release);
-            })
+                Ok(())
+            } else {
+                let mark = Mark {
+                    reserved_until_ms: until,
+                };
+                // WAL first: crash recovery replays it into the file if the file write is lost,
+                // and standbys replay it into theirs.
+                crate::wal::log_mark(mark.reserved_until_ms);
+                mark.store(&data_dir()).map(|()| {
+                    shared.mark_ms.store(until, Release);
+                    st.reserved_tick.store(new, Release);
+                })
+            }
         };
         // SAFETY: acquired above.
         unsafe { pg_sys::LWLockRelease(lock) };
@@ -220,15 +242,14 @@ impl PgReserver {
     }
 }
 
-impl Reserver for PgReserver {
+impl Reserver for PgReserver<'_> {
     fn reserve(&self, st: &GeneratorState, tick: u64) -> Result<(), GenError> {
-        self.extend(st, &node().layout, tick)
-            .map_err(GenError::Reserve)
+        self.extend(st, tick).map_err(GenError::Reserve)
     }
 }
 
 /// Generators run only on a primary: a standby's IDs would collide with its primary's.
-fn check_can_generate(shared: &Shared) {
+pub(crate) fn check_can_generate(shared: &Shared) {
     // SAFETY: RecoveryInProgress only reads shared state.
     if unsafe { pg_sys::RecoveryInProgress() } {
         IdError::new(
@@ -246,7 +267,7 @@ fn check_can_generate(shared: &Shared) {
     }
 }
 
-fn to_id_error(e: GenError, g: &Generator) -> IdError {
+pub(crate) fn to_id_error(e: GenError, g: &Generator) -> IdError {
     match e {
         GenError::ClockBehind {
             behind_ms,
@@ -284,7 +305,7 @@ fn to_id_error(e: GenError, g: &Generator) -> IdError {
     }
 }
 
-fn warn_step(step: BackwardStep) {
+pub(crate) fn warn_step(step: BackwardStep) {
     IdError::new(
         PgSqlErrorCode::ERRCODE_WARNING,
         format!(
@@ -301,7 +322,7 @@ fn take(want: u64) -> (crate::core::generator::Issued, &'static Shared) {
     let shared = shmem::shared();
     check_can_generate(shared);
     with_generator(
-        |g| match g.take(&shared.generator, &PgClock, &PgReserver, want) {
+        |g| match g.take(&shared.generator, &PgClock, &PgReserver(&g.layout), want) {
             Ok((issued, step)) => {
                 if let Some(s) = step {
                     warn_step(s);
@@ -347,28 +368,47 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
     SetOfIterator::new(ids)
 }
 
-/// Renews the reservation ahead of need so callers rarely write the mark themselves; run by the
-/// background worker. Returns true if it wrote.
-pub fn renew_reservation(issued_before: &mut u64) -> Result<bool, String> {
+/// Renews the reservations of both generators ahead of need, so callers rarely write the mark
+/// themselves; run by the background worker. `issued_before` holds each one's count at the last
+/// call. Returns true if it wrote.
+pub fn renew_reservations(issued_before: &mut [u64; 2]) -> Result<bool, String> {
     let shared = shmem::shared();
-    let st = &shared.generator;
-    let g = node();
+    if shared.mark_error().is_some() {
+        return Ok(false);
+    }
+    let msgid_layout = crate::msgid::clock_layout();
+    let streams = [
+        (&shared.generator, &node().layout, node().seq_bits()),
+        (&shared.msgid, msgid_layout, crate::core::msgid::SEQUENCE_BITS),
+    ];
+    let mut wrote = false;
+    for ((st, layout, seq_bits), before) in streams.into_iter().zip(issued_before.iter_mut()) {
+        wrote |= renew_one(st, layout, seq_bits, before)?;
+    }
+    Ok(wrote)
+}
+
+fn renew_one(
+    st: &GeneratorState,
+    layout: &Layout,
+    seq_bits: u32,
+    issued_before: &mut u64,
+) -> Result<bool, String> {
     let issued = st.stats.issued.load(Relaxed);
-    if issued == *issued_before || shared.mark_error().is_some() {
+    if issued == *issued_before {
         return Ok(false);
     }
     *issued_before = issued;
-    let now = match g.layout.tick_of_ms(now_ms()) {
-        Some(t) => t,
-        None => return Ok(false),
+    let Some(now) = layout.tick_of_ms(now_ms()) else {
+        return Ok(false);
     };
     let (last, _) = st.last();
-    let tick = now.max(last >> g.seq_bits());
-    let half = PgReserver::window_ticks(&g.layout) / 2;
+    let tick = now.max(last >> seq_bits);
+    let half = PgReserver::window_ticks(layout) / 2;
     if tick + half <= st.reserved_tick.load(Acquire) {
         return Ok(false);
     }
-    PgReserver.extend(st, &g.layout, tick + half).map(|()| true)
+    PgReserver(layout).extend(st, tick + half).map(|()| true)
 }
 
 /// The wall-clock instant the current reservation covers, for `idgen.status`.

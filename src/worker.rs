@@ -1,4 +1,4 @@
-//! pg_idgen's background worker: keeps the Snowflake high-water mark reserved ahead of need, so
+//! pg_idgen's background worker: keeps the high-water mark of Snowflake and message IDs reserved ahead of need, so
 //! that callers almost never wait for a durable write.
 
 use std::time::Duration;
@@ -28,14 +28,14 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     // No database: like the logical replication launcher, only shared catalogs.
     BackgroundWorker::connect_worker_to_spi(None, None);
-    let mut issued_before = 0u64;
+    let mut issued_before = [0u64; 2];
     let mut complained = false;
     while BackgroundWorker::wait_latch(Some(Duration::from_millis(100))) {
         if BackgroundWorker::sighup_received() {
             // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
         }
-        match crate::snowflake::renew_reservation(&mut issued_before) {
+        match crate::snowflake::renew_reservations(&mut issued_before) {
             Ok(_) => complained = false,
             Err(e) if !complained => {
                 complained = true;

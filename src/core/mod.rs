@@ -2,8 +2,10 @@
 //! `cargo test` and driven by the thin pgrx layer in the rest of the crate.
 
 pub mod civil;
+pub mod codec;
 pub mod generator;
 pub mod layout;
 pub mod mark;
+pub mod msgid;
 pub mod presets;
 pub mod segment;

@@ -8,7 +8,7 @@ PORT=54399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-snowflake segments}
+PARTS=${PARTS:-snowflake segments text}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -131,4 +131,32 @@ if part segments; then
   al=$(tps 32 "SELECT * FROM idgen.segment_alloc('client');")
   row "pgbench 32 clients: idgen.segment_alloc() calls/s" "$al" ""
   row "  ranges handed out, checked disjoint by max_id" "$(q $PORT "SELECT version || ' ranges, max_id ' || max_id FROM idgen.segments WHERE biz_type = 'client'")" ""
+fi
+
+if part text; then
+  # Message IDs (seed 000) and text forms (issue 6).
+  uuid_text=$(ns "gen_random_uuid()::text")
+  mid=$(ns "msgid_next(1, ''room-42'')")
+  row "per row: gen_random_uuid()::text (baseline)" "${uuid_text} ns" ""
+  row "per row: msgid_next() vs gen_random_uuid()::text" "${mid} ns" "$(ratio "$mid" "$uuid_text")"
+  [ -n "${base_clock:-}" ] || base_clock=$(ns "clock_timestamp()")
+  for b in base62 base32 hex; do
+    tt=$(ns "id_to_text(generate_series, ''$b'')")
+    row "per row: id_to_text(id, '$b') vs clock_timestamp()" "${tt} ns" "$(ratio "$tt" "$base_clock")"
+  done
+  q $PORT "CREATE TABLE enc AS SELECT id_to_text(snowflake_next()) AS t FROM generate_series(1, $ROWS)" >/dev/null
+  q $PORT "CREATE OR REPLACE FUNCTION bench_query(sql text, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz; best float8 := 'infinity';
+BEGIN
+  FOR i IN 1..3 LOOP
+    t0 := clock_timestamp();
+    EXECUTE sql;
+    best := least(best, extract(epoch FROM clock_timestamp() - t0));
+  END LOOP;
+  RETURN best * 1e9 / n;
+END \$\$;"
+  scan=$(q $PORT "SELECT round(bench_query('SELECT count(t) FROM enc', $ROWS)::numeric, 1)")
+  ft=$(q $PORT "SELECT round(bench_query('SELECT count(id_from_text(t)) FROM enc', $ROWS)::numeric, 1)")
+  row "per row: count(t) over 1M stored base62 strings (baseline)" "${scan} ns" ""
+  row "per row: id_from_text(t, 'base62') vs the scan alone" "${ft} ns" "$(ratio "$ft" "$scan")"
 fi

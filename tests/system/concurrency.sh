@@ -26,5 +26,16 @@ SELECT count(*) - count(DISTINCT id) FROM par;
 SQL
 )
 check "IDs made by parallel workers do not repeat" eq "$par" 0
+# Message IDs (seed 000) from many sessions at once: one shared sequence per node, so unique
+# across sessions, and each session's IDs in increasing text order.
+q $PORT "CREATE UNLOGGED TABLE msgs (s int, g int, id text COLLATE \"C\")"
+for s in $(seq 1 "$SESSIONS"); do
+  q $PORT "INSERT INTO msgs SELECT $s, g, msgid_next(g % 16, 'room-' || (g % 10)) FROM generate_series(1, $((PER / 5))) g" &
+done
+wait
+check "message IDs: all $((SESSIONS * PER / 5)) arrived" eq "$(q $PORT "SELECT count(*) FROM msgs")" "$((SESSIONS * PER / 5))"
+check "message IDs: none repeats across sessions" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM msgs")" 0
+check "message IDs: each session's are in increasing text order" eq "$(q $PORT "SELECT count(*) FROM (SELECT id, lag(id) OVER (PARTITION BY s ORDER BY g) AS prev FROM msgs) x WHERE id <= prev")" 0
+check "message IDs: decode gives back each one's session type" eq "$(q $PORT "SELECT count(*) FROM msgs, msgid_decode(id) d WHERE d.session_type <> g % 16")" 0
 check "status counted every ID" test "$(q $PORT "SELECT ids_issued FROM idgen.status")" -ge "$((SESSIONS * PER + 400000))"
 finish
