@@ -71,7 +71,10 @@ mod tests {
             Spi::get_one::<String>("SELECT id_to_text(61)").unwrap(),
             Some("0000000000z".into())
         );
-        assert_eq!(Spi::get_one::<i64>("SELECT id_from_text('0000000000z')").unwrap(), Some(61));
+        assert_eq!(
+            Spi::get_one::<i64>("SELECT id_from_text('0000000000z')").unwrap(),
+            Some(61)
+        );
     }
 
     #[pg_test(error = "unknown base \"base64\"")]
@@ -79,7 +82,9 @@ mod tests {
         Spi::run("SELECT id_to_text(1, 'base64')").unwrap();
     }
 
-    #[pg_test(error = "invalid hex ID \"fffffffffffffffff\": it is 17 characters long; it must be exactly 16")]
+    #[pg_test(
+        error = "invalid hex ID \"fffffffffffffffff\": it is 17 characters long; it must be exactly 16"
+    )]
     fn wrong_length_is_an_error() {
         Spi::run("SELECT id_from_text('fffffffffffffffff', 'hex')").unwrap();
     }

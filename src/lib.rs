@@ -6,8 +6,8 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-pub mod core;
 mod codec;
+pub mod core;
 mod decode;
 mod errors;
 mod gucs;

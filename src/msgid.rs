@@ -28,7 +28,8 @@ static LAYOUT: OnceCell<Layout> = OnceCell::new();
 
 /// Message IDs' clock: 42 bits of milliseconds from 1970 and 12 bits of sequence.
 pub fn clock_layout() -> &'static Layout {
-    LAYOUT.get_or_init(|| Layout::parse(format::LAYOUT_SPEC).expect("the message-ID layout is valid"))
+    LAYOUT
+        .get_or_init(|| Layout::parse(format::LAYOUT_SPEC).expect("the message-ID layout is valid"))
 }
 
 thread_local! {
@@ -89,17 +90,18 @@ fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
     };
     let shared = shmem::shared();
     check_can_generate(shared);
-    let counter = with_generator(|g| {
-        match g.take(&shared.msgid, &PgClock, &PgReserver(&g.layout), 1) {
-            Ok((issued, step)) => {
-                if let Some(s) = step {
-                    warn_step(s);
+    let counter =
+        with_generator(
+            |g| match g.take(&shared.msgid, &PgClock, &PgReserver(&g.layout), 1) {
+                Ok((issued, step)) => {
+                    if let Some(s) = step {
+                        warn_step(s);
+                    }
+                    issued.first
                 }
-                issued.first
-            }
-            Err(e) => to_id_error(e, g).raise(),
-        }
-    });
+                Err(e) => to_id_error(e, g).raise(),
+            },
+        );
     MsgId::new(counter, session_type, format::session_hash(session_id)).to_text()
 }
 
@@ -198,12 +200,16 @@ mod tests {
         assert_eq!(ok, Some(true));
     }
 
-    #[pg_test(error = "msgid_next(session_type, session_id): session_type is 16; it must be between 0 and 15 (4 bits)")]
+    #[pg_test(
+        error = "msgid_next(session_type, session_id): session_type is 16; it must be between 0 and 15 (4 bits)"
+    )]
     fn session_type_has_four_bits() {
         Spi::run("SELECT msgid_next(16, 'x')").unwrap();
     }
 
-    #[pg_test(error = "invalid message ID \"2222-2222-2222-222\": it is 18 characters long; a message ID is 19 (XXXX-XXXX-XXXX-XXXX) or 16 without the dashes")]
+    #[pg_test(
+        error = "invalid message ID \"2222-2222-2222-222\": it is 18 characters long; a message ID is 19 (XXXX-XXXX-XXXX-XXXX) or 16 without the dashes"
+    )]
     fn decode_refuses_short_text() {
         Spi::run("SELECT * FROM msgid_decode('2222-2222-2222-222')").unwrap();
     }

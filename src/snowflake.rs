@@ -131,7 +131,9 @@ pub fn restore_from_mark(shared: &Shared) {
             shared.generator.restore(tick, g.seq_bits());
             let m = crate::msgid::clock_layout();
             let tick = until.and_then(|ms| m.tick_of_ms(ms - 1));
-            shared.msgid.restore(tick, crate::core::msgid::SEQUENCE_BITS);
+            shared
+                .msgid
+                .restore(tick, crate::core::msgid::SEQUENCE_BITS);
             shared.mark_ms.store(until.unwrap_or(0), SeqCst);
         }
         Err(e) => {
@@ -157,7 +159,9 @@ pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
         shared.generator.raise_floor(tick, g.seq_bits());
     }
     if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(reserved_until_ms - 1) {
-        shared.msgid.raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
+        shared
+            .msgid
+            .raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
     }
     shared.mark_ms.fetch_max(reserved_until_ms, SeqCst);
     Ok(())
@@ -379,7 +383,11 @@ pub fn renew_reservations(issued_before: &mut [u64; 2]) -> Result<bool, String> 
     let msgid_layout = crate::msgid::clock_layout();
     let streams = [
         (&shared.generator, &node().layout, node().seq_bits()),
-        (&shared.msgid, msgid_layout, crate::core::msgid::SEQUENCE_BITS),
+        (
+            &shared.msgid,
+            msgid_layout,
+            crate::core::msgid::SEQUENCE_BITS,
+        ),
     ];
     let mut wrote = false;
     for ((st, layout, seq_bits), before) in streams.into_iter().zip(issued_before.iter_mut()) {

@@ -119,7 +119,10 @@ impl fmt::Display for DecodeError {
                 write!(f, "is {got} characters long; it must be exactly {want}")
             }
             DecodeError::Char { position, ch } => {
-                write!(f, "has {ch:?} at position {position}, which is not in the alphabet")
+                write!(
+                    f,
+                    "has {ch:?} at position {position}, which is not in the alphabet"
+                )
             }
             DecodeError::Overflow => write!(f, "is larger than any 64-bit ID"),
         }

@@ -12,10 +12,15 @@ setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }
 cluster_init clock $PORT "idgen.worker_id = 9"
 cluster_start_faketime clock "$CLOCK"
 trap 'cluster_stop clock immediate' EXIT
-q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE seen (phase text, id bigint)"
-take() { q $PORT "INSERT INTO seen SELECT '$1', snowflake_next() FROM generate_series(1, ${2:-20000})"; }
-above_all_before() { # every ID of phase $1 is above every ID of earlier phases
-  q $PORT "SELECT (SELECT min(id) FROM seen WHERE phase = '$1') > (SELECT max(id) FROM seen WHERE phase <> '$1')"
+q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE seen (phase text, id bigint);
+         CREATE TABLE mseen (phase text, id text COLLATE \"C\")"
+take() {
+  q $PORT "INSERT INTO seen SELECT '$1', snowflake_next() FROM generate_series(1, ${2:-20000})"
+  q $PORT "INSERT INTO mseen SELECT '$1', msgid_next(1, 'room') FROM generate_series(1, ${2:-20000})"
+}
+above_all_before() { # every ID of phase $1 is above every ID of earlier phases, of both kinds
+  q $PORT "SELECT (SELECT min(id) FROM seen WHERE phase = '$1') > (SELECT max(id) FROM seen WHERE phase <> '$1')
+              AND (SELECT min(id) FROM mseen WHERE phase = '$1') > (SELECT max(id) FROM mseen WHERE phase <> '$1')"
 }
 
 take start
@@ -48,6 +53,9 @@ check "the postmaster reset shared memory (crash restart logged)" grep -q "termi
 take afterkill
 check "after kill -9: IDs above all earlier ones" eq "$(above_all_before afterkill)" t
 
+# Message IDs alone for 2 s (beyond any reservation Snowflake IDs made): their own
+# reservations must carry the durable mark, or the restart below would repeat them.
+q $PORT "INSERT INTO mseen SELECT 'msgonly', msgid_next(2, 'solo') FROM generate_series(1, 8000000)"
 # Immediate stop, clock 30 s back, start.
 last_before=$(q $PORT "SELECT max(id) FROM seen")
 cluster_stop clock immediate
@@ -58,4 +66,6 @@ take afterstop 1000
 check "after immediate stop + clock 30 s back: IDs above all earlier ones" eq "$(above_all_before afterstop)" t
 check "the last ID before the stop is below the first after" test "$(q $PORT "SELECT min(id) FROM seen WHERE phase = 'afterstop'")" -gt "$last_before"
 check "no ID repeats across all phases" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM seen")" 0
+check "no message ID repeats across all phases" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM mseen")" 0
+check "message IDs after the restart are above the message-only burst" eq "$(q $PORT "SELECT (SELECT min(id) FROM mseen WHERE phase = 'afterstop') > (SELECT max(id) FROM mseen WHERE phase = 'msgonly')")" t
 finish

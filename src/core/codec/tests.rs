@@ -44,7 +44,18 @@ fn alphabets_are_in_ascending_byte_order_and_distinct() {
 #[test]
 fn edge_values_round_trip() {
     for b in BASES {
-        for id in [0, 1, 2, 31, 32, 1 << 40, i64::MAX - 1, i64::MAX, -1, i64::MIN] {
+        for id in [
+            0,
+            1,
+            2,
+            31,
+            32,
+            1 << 40,
+            i64::MAX - 1,
+            i64::MAX,
+            -1,
+            i64::MIN,
+        ] {
             let t = encode(id, b);
             assert_eq!(t.len(), b.width(), "{} {id}", b.name());
             assert_eq!(decode(&t, b), Ok(id), "{} {id} {t}", b.name());
@@ -69,7 +80,10 @@ fn random_values_round_trip_in_every_base() {
 #[test]
 fn text_order_is_numeric_order_for_non_negative_ids() {
     for b in BASES {
-        let ids: Vec<i64> = randoms(11, 20_001).into_iter().map(|x| x & i64::MAX).collect();
+        let ids: Vec<i64> = randoms(11, 20_001)
+            .into_iter()
+            .map(|x| x & i64::MAX)
+            .collect();
         for pair in ids.windows(2) {
             let (x, y) = (pair[0], pair[1]);
             assert_eq!(
@@ -109,10 +123,22 @@ fn bad_text_is_refused_with_a_reason() {
         Err(DecodeError::Char { ch: 'é', .. })
     ));
     // The widths hold more than 64 bits: the excess is an overflow, not a wrap.
-    assert_eq!(decode("ZZZZZZZZZZZZZ", Base::Base32), Err(DecodeError::Overflow));
-    assert_eq!(decode("zzzzzzzzzzz", Base::Base62), Err(DecodeError::Overflow));
-    assert_eq!(decode("zzzzzzzzzzzzz", Base::Base36), Err(DecodeError::Overflow));
-    assert_eq!(decode("zzzzzzzzzzz", Base::Base58), Err(DecodeError::Overflow));
+    assert_eq!(
+        decode("ZZZZZZZZZZZZZ", Base::Base32),
+        Err(DecodeError::Overflow)
+    );
+    assert_eq!(
+        decode("zzzzzzzzzzz", Base::Base62),
+        Err(DecodeError::Overflow)
+    );
+    assert_eq!(
+        decode("zzzzzzzzzzzzz", Base::Base36),
+        Err(DecodeError::Overflow)
+    );
+    assert_eq!(
+        decode("zzzzzzzzzzz", Base::Base58),
+        Err(DecodeError::Overflow)
+    );
     // Exactly 2^64 - 1 is the largest that decodes (to -1).
     assert_eq!(decode("ffffffffffffffff", Base::Hex), Ok(-1));
 }
@@ -120,14 +146,26 @@ fn bad_text_is_refused_with_a_reason() {
 #[test]
 fn case_and_crockford_aliases() {
     let id = 0x1234_5678_9abc_def0;
-    assert_eq!(decode(&encode(id, Base::Hex).to_uppercase(), Base::Hex), Ok(id));
-    assert_eq!(decode(&encode(id, Base::Base36).to_uppercase(), Base::Base36), Ok(id));
-    assert_eq!(decode(&encode(id, Base::Base32).to_lowercase(), Base::Base32), Ok(id));
+    assert_eq!(
+        decode(&encode(id, Base::Hex).to_uppercase(), Base::Hex),
+        Ok(id)
+    );
+    assert_eq!(
+        decode(&encode(id, Base::Base36).to_uppercase(), Base::Base36),
+        Ok(id)
+    );
+    assert_eq!(
+        decode(&encode(id, Base::Base32).to_lowercase(), Base::Base32),
+        Ok(id)
+    );
     assert_eq!(decode("000000000000O", Base::Crockford32), Ok(0));
     assert_eq!(decode("000000000000l", Base::Crockford32), Ok(1));
     assert_eq!(decode("000000000000I", Base::Crockford32), Ok(1));
     // base62 and base58 are case-sensitive: 'a' and 'A' are different digits.
-    assert_ne!(decode("0000000000a", Base::Base62), decode("0000000000A", Base::Base62));
+    assert_ne!(
+        decode("0000000000a", Base::Base62),
+        decode("0000000000A", Base::Base62)
+    );
 }
 
 #[test]

@@ -19,7 +19,10 @@ fn fields_sit_where_seed_000_puts_them() {
     let ms = 1_700_000_000_123u64;
     let id = MsgId::new(ms << 12 | 4095, 15, 0x3F_FFFF);
     assert_eq!(id.bits() >> 38, ms as u128);
-    assert_eq!((id.ms(), id.sequence(), id.session_type(), id.session_hash()), (ms, 4095, 15, 0x3F_FFFF));
+    assert_eq!(
+        (id.ms(), id.sequence(), id.session_type(), id.session_hash()),
+        (ms, 4095, 15, 0x3F_FFFF)
+    );
     let id = MsgId::new(ms << 12 | 7, 3, 12345);
     assert_eq!(id.bits(), (ms as u128) << 38 | 7 << 26 | 3 << 22 | 12345);
     assert!(id.bits() < 1 << 80);
@@ -59,7 +62,9 @@ fn text_order_is_time_order() {
     let mut counter = 1u64;
     let mut x = 12345u64;
     for _ in 0..20_000 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         counter += 1 + (x >> 40) % 5000;
         let t = MsgId::new(counter, (x >> 10) as u8 & 15, (x >> 20) as u32).to_text();
         assert!(t > prev, "{t} <= {prev}");
@@ -76,7 +81,10 @@ fn bad_text_is_refused_with_a_reason() {
     );
     assert!(matches!(
         MsgId::parse("2222-2222-2222-222O"),
-        Err(MsgIdError::Char { position: 19, ch: 'O' })
+        Err(MsgIdError::Char {
+            position: 19,
+            ch: 'O'
+        })
     ));
     assert!(matches!(
         MsgId::parse("1222-2222-2222-2222"),
@@ -94,7 +102,13 @@ fn the_clock_layout_is_42_bits_of_ms_from_1970_and_12_of_sequence() {
     assert_eq!((l.unit_ms, l.epoch_ms), (1, 0));
     assert_eq!(l.bits(Field::Time), TIME_BITS);
     assert_eq!(l.bits(Field::Sequence), SEQUENCE_BITS);
-    assert_eq!(l.bits(Field::Worker) + l.bits(Field::Datacenter) + l.bits(Field::Rollback) + l.bits(Field::Reserved), 0);
+    assert_eq!(
+        l.bits(Field::Worker)
+            + l.bits(Field::Datacenter)
+            + l.bits(Field::Rollback)
+            + l.bits(Field::Reserved),
+        0
+    );
     // Lasts until 2109, as the seed says.
     assert!(l.years() > 139.0 && l.years() < 140.0);
 }

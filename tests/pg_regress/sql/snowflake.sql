@@ -41,3 +41,4 @@ SELECT snowflake_next_batch(10000001);
 -- Generators work and agree with the decoders.
 SELECT count(*) AS n, count(DISTINCT id) AS distinct_n FROM snowflake_next_batch(50000) id;
 SELECT (SELECT worker_id FROM id_decode(snowflake_next())) = current_setting('idgen.worker_id')::bigint AS worker_ok;
+DROP EXTENSION pg_idgen;
