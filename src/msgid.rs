@@ -95,11 +95,11 @@ fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
             |g| match g.take(&shared.msgid, &PgClock, &PgReserver(&g.layout), 1) {
                 Ok((issued, step)) => {
                     if let Some(s) = step {
-                        warn_step(s);
+                        warn_step(s, "message ID");
                     }
                     issued.first
                 }
-                Err(e) => to_id_error(e, g).raise(),
+                Err(e) => to_id_error(e, g, "message ID").raise(),
             },
         );
     MsgId::new(counter, session_type, format::session_hash(session_id)).to_text()

@@ -271,14 +271,15 @@ pub(crate) fn check_can_generate(shared: &Shared) {
     }
 }
 
-pub(crate) fn to_id_error(e: GenError, g: &Generator) -> IdError {
+/// The ERROR for a generator failure; `kind` names the IDs ("Snowflake ID", "message ID").
+pub(crate) fn to_id_error(e: GenError, g: &Generator, kind: &str) -> IdError {
     match e {
         GenError::ClockBehind {
             behind_ms,
             policy,
             waited_ms,
         } => not_ready(format!(
-            "the system clock is {behind_ms} ms behind the last Snowflake ID (clock policy {}, waited {waited_ms} ms)",
+            "the system clock is {behind_ms} ms behind the last {kind} (clock policy {}, waited {waited_ms} ms)",
             policy.name()
         ))
         .detail("The wall clock stepped back or the logical clock ran ahead; an ID now could repeat an earlier one.")
@@ -302,18 +303,18 @@ pub(crate) fn to_id_error(e: GenError, g: &Generator) -> IdError {
         .hint("Move the node to a layout with more time bits or a later epoch (and more reserved bits, so old and new IDs cannot meet)."),
         GenError::Reserve(e) => IdError::new(
             PgSqlErrorCode::ERRCODE_IO_ERROR,
-            format!("could not persist the Snowflake high-water mark: {e}"),
+            format!("could not persist the high-water mark of {kind}s: {e}"),
         )
         .hint("No ID was handed out. Check the data directory's disk space and permissions."),
         GenError::Interrupted(e) => IdError::new(PgSqlErrorCode::ERRCODE_QUERY_CANCELED, e),
     }
 }
 
-pub(crate) fn warn_step(step: BackwardStep) {
+pub(crate) fn warn_step(step: BackwardStep, kind: &str) {
     IdError::new(
         PgSqlErrorCode::ERRCODE_WARNING,
         format!(
-            "pg_idgen: the system clock stepped back {} ms; Snowflake IDs go on from the last one",
+            "pg_idgen: the system clock stepped back {} ms; {kind}s go on from the last one",
             step.step_ms
         ),
     )
@@ -329,11 +330,11 @@ fn take(want: u64) -> (crate::core::generator::Issued, &'static Shared) {
         |g| match g.take(&shared.generator, &PgClock, &PgReserver(&g.layout), want) {
             Ok((issued, step)) => {
                 if let Some(s) = step {
-                    warn_step(s);
+                    warn_step(s, "Snowflake ID");
                 }
                 (issued, shared)
             }
-            Err(e) => to_id_error(e, g).raise(),
+            Err(e) => to_id_error(e, g, "Snowflake ID").raise(),
         },
     )
 }

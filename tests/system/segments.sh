@@ -5,6 +5,7 @@
 #   - kill -9 of a backend while refills run, kill -9 of the allocator worker, immediate stop;
 #     every ID a client ever received (streamed with COPY, so even those of killed sessions)
 #     is checked against everything handed out after the restart;
+#   - pg_dump / pg_restore into a new database: IDs go on above what was handed out;
 #   - 1,000 business types through a cache of 16 slots (evictions leave gaps, never repeats);
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
@@ -100,6 +101,16 @@ q $PORT "CREATE TABLE streamed (id bigint)"
 for f in "$OUT"/kept.*; do psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "\copy streamed FROM '$f'"; done
 check "crashes: no ID any client received repeats" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM (SELECT id FROM streamed UNION ALL SELECT id FROM shown UNION ALL SELECT id FROM got WHERE biz = 'small') x")" 0
 check "crashes: IDs after the restarts are above all streamed ones" eq "$(q $PORT "SELECT (SELECT min(id) FROM got WHERE phase = 'after_crashes') > (SELECT max(id) FROM streamed)")" t
+
+# pg_dump keeps idgen.segments (pg_extension_config_dump): restored into a new database,
+# every type goes on above what was handed out before.
+phase "dump and restore"
+pg_dump -h 127.0.0.1 -p $PORT -U postgres -Fc --exclude-table-data=got --exclude-table-data=streamed -f "$OUT/dump" postgres
+q $PORT "CREATE DATABASE restored"
+pg_restore -h 127.0.0.1 -p $PORT -U postgres -d restored "$OUT/dump"
+check "restore: the segment rows came back" eq "$(qdb $PORT restored "SELECT string_agg(biz_type, ',' ORDER BY biz_type) FROM idgen.segments")" "client,small,t"
+check "restore: 't' goes on above every ID handed out before" test "$(qdb $PORT restored "SELECT segment_next('t')")" -gt "$(q $PORT "SELECT max(id) FROM got WHERE biz = 't'")"
+check "restore: 'small' goes on above every ID any client received" test "$(qdb $PORT restored "SELECT segment_next('small')")" -gt "$(q $PORT "SELECT max(id) FROM streamed")"
 
 phase "1,000 types"
 # 1,000 business types through a cache of 16 slots, from 4 sessions at once.
