@@ -26,3 +26,8 @@ SELECT idgen.segment_create('invoice', step => 1000, delta => 2, remainder => 1)
 SELECT segment_next('invoice') AS invoice_no FROM generate_series(1, 3);
 SELECT * FROM idgen.segment_alloc('invoice');   -- a whole range for a client
 SELECT biz_type, max_id, current_step, ids_left, refills_ahead, refills_waited FROM idgen.segment_status;
+
+-- 80-bit message IDs (seed 000): time-ordered text, taken apart again; and short text forms.
+SELECT msgid_next(1, 'group:1001') AS msgid FROM generate_series(1, 3);
+SELECT * FROM msgid_decode(msgid_next(2, 'room:7'));
+SELECT id, id_to_text(id) AS base62, id_to_text(id, 'base32') AS base32 FROM orders ORDER BY id;
