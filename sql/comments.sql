@@ -51,3 +51,19 @@ COMMENT ON FUNCTION id_to_text(bigint, text) IS
   'Fixed-width, order-preserving text form of an ID: base32 (2-9, A-Z without I, O), crockford32, base36, base58, base62 (default) or hex. Text order is numeric order for IDs >= 0.';
 COMMENT ON FUNCTION id_from_text(text, text) IS
   'The ID of a text form made by id_to_text with the same base; wrong length or characters 22P02, above 64 bits 22003.';
+
+-- Worker-id leases (seed 001), on a coordinator database.
+COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS
+  'Lease a worker id in [min_id, max_id] (default: this layout''s worker range) for ttl. The same code gets its old id back first; a live lease is never handed out twice. Returns the id, the lease number (fencing token), the expiry, and start_after: make IDs only later than it. Run it in autocommit mode.';
+COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
+  'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
+COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS
+  'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. Returns false if it was already released.';
+COMMENT ON FUNCTION idgen.worker_start_after(idgen.workers) IS
+  'The time the next holder of a lease starts after: the holder''s last reported time, or for an expired lease its expiry plus idgen.worker_lease_grace.';
+COMMENT ON FUNCTION idgen.worker_lease_lost(idgen.workers, integer, text, bigint) IS
+  'Internal: why a holder''s heartbeat or release on a lease row fails, or NULL if the lease is still theirs.';
+COMMENT ON FUNCTION idgen.worker_lease_precheck(text) IS
+  'Internal: refuses a lease call inside a transaction block (a ROLLBACK would undo the lease while its holder uses it); returns this layout''s largest worker id.';
+COMMENT ON FUNCTION idgen.worker_lease_state() IS
+  'This node''s worker id source and, in lease mode, its lease as the keeper reports it; read it through the view idgen.worker_status.';

@@ -25,6 +25,23 @@ pub static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 /// Sighup: how far ahead (ms) the durable high-water mark is reserved.
 pub static RESERVE_WINDOW_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 
+/// Postmaster: where the node's worker id comes from.
+pub static WORKER_ID_SOURCE: GucSetting<WorkerIdSource> =
+    GucSetting::<WorkerIdSource>::new(WorkerIdSource::Setting);
+/// Postmaster: the coordinator database a node in lease mode leases its worker id from.
+pub static WORKER_LEASE_CONNINFO: GucSetting<Option<std::ffi::CString>> =
+    GucSetting::<Option<std::ffi::CString>>::new(None);
+/// Postmaster: the code this node leases under (empty: derived from the system identifier).
+pub static WORKER_LEASE_CODE: GucSetting<Option<std::ffi::CString>> =
+    GucSetting::<Option<std::ffi::CString>>::new(None);
+/// Sighup: the ttl of this node's lease.
+pub static WORKER_LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(30_000);
+/// Postmaster: the range this node leases in (-1: the layout's whole range).
+pub static WORKER_LEASE_MIN: GucSetting<i32> = GucSetting::<i32>::new(-1);
+pub static WORKER_LEASE_MAX: GucSetting<i32> = GucSetting::<i32>::new(-1);
+/// Superuser: on a coordinator, how long after expiry a lapsed lease stays unusable.
+pub static WORKER_LEASE_GRACE_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+
 /// Postmaster: business types the shared segment cache holds at once.
 pub static SEGMENT_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024);
 /// Sighup: the share (percent) of a range used before the next one is fetched.
@@ -35,6 +52,33 @@ pub static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000)
 pub static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
 /// User: the longest a caller waits for the allocator to commit a range.
 pub static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum WorkerIdSource {
+    #[name = c"setting"]
+    Setting,
+    #[name = c"lease"]
+    Lease,
+}
+
+pub fn lease_mode() -> bool {
+    WORKER_ID_SOURCE.get() == WorkerIdSource::Lease
+}
+
+fn string(setting: &GucSetting<Option<std::ffi::CString>>) -> String {
+    setting
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub fn lease_conninfo() -> String {
+    string(&WORKER_LEASE_CONNINFO)
+}
+
+pub fn lease_code_setting() -> String {
+    string(&WORKER_LEASE_CODE)
+}
 
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ClockPolicySetting {
@@ -211,6 +255,66 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (seed 001).",
         &SEGMENT_WAIT_TIMEOUT_MS,
         (1, 3_600_000),
         GucContext::Userset,
+        GucFlags::UNIT_MS,
+    );
+    GucRegistry::define_enum_guc(
+        c"idgen.worker_id_source",
+        c"Where this node's worker id comes from: setting (idgen.worker_id) or lease (from a coordinator database).",
+        c"lease: a background worker leases a worker id with idgen.worker_acquire() in the database named by idgen.worker_lease_conninfo and renews it; snowflake_next() fails until it has one and whenever it lapses.",
+        &WORKER_ID_SOURCE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"idgen.worker_lease_conninfo",
+        c"Connection string of the coordinator database this node leases its worker id from.",
+        c"A libpq connection string or URI; the database needs CREATE EXTENSION pg_idgen. Keep passwords in a password file, not here.",
+        &WORKER_LEASE_CONNINFO,
+        GucContext::Postmaster,
+        GucFlags::SUPERUSER_ONLY,
+    );
+    GucRegistry::define_string_guc(
+        c"idgen.worker_lease_code",
+        c"The code this node leases its worker id under; empty: pg_idgen:<system identifier>:<port>.",
+        c"The same code gets its previous worker id back first. Give every node its own.",
+        &WORKER_LEASE_CODE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.worker_lease_ttl",
+        c"Time to live of this node's worker-id lease; it is renewed three times per ttl.",
+        c"When the coordinator cannot be reached for this long, the node stops making Snowflake IDs.",
+        &WORKER_LEASE_TTL_MS,
+        (1_000, 3_600_000),
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    int(
+        c"idgen.worker_lease_min",
+        c"Lowest worker id this node may lease; -1: 0.",
+        c"Give each data centre its own range (seed 001).",
+        &WORKER_LEASE_MIN,
+        (-1, i32::MAX),
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.worker_lease_max",
+        c"Highest worker id this node may lease; -1: the largest the layout's worker bits hold.",
+        c"Give each data centre its own range (seed 001).",
+        &WORKER_LEASE_MAX,
+        (-1, i32::MAX),
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.worker_lease_grace",
+        c"On a coordinator: how long after it expires a worker-id lease stays unusable.",
+        c"It must cover the clock difference between holders and the coordinator; the next holder starts after the old holder's last time plus this.",
+        &WORKER_LEASE_GRACE_MS,
+        (0, 3_600_000),
+        GucContext::Suset,
         GucFlags::UNIT_MS,
     );
 }

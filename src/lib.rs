@@ -11,6 +11,7 @@ pub mod core;
 mod decode;
 mod errors;
 mod gucs;
+mod lease;
 mod msgid;
 mod segment;
 mod shmem;
@@ -44,9 +45,11 @@ pub extern "C-unwind" fn _PG_init() {
     // SAFETY: called once from _PG_init, as PostgreSQL documents.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };
     snowflake::init_node();
+    lease::keeper::check_settings();
     wal::register();
     shmem::install_hooks();
     worker::register();
+    lease::keeper::register();
 }
 
 extension_sql_file!("../sql/comments.sql", name = "comments", finalize);

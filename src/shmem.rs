@@ -22,6 +22,9 @@ pub struct Shared {
     pub msgid: GeneratorState,
     /// The durable mark as last written (ms): it only moves up, whichever generator moves it.
     pub mark_ms: std::sync::atomic::AtomicI64,
+    /// The worker id leased from a coordinator (lease mode), and the keeper's report.
+    pub lease: crate::core::lease::LeaseCell,
+    pub lease_status: crate::lease::LeaseStatus,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
     pub mark_error: [u8; 256],
 }
@@ -76,6 +79,7 @@ unsafe extern "C-unwind" fn shmem_startup() {
         if !found {
             std::ptr::write_bytes(p as *mut u8, 0, std::mem::size_of::<Shared>());
             SHARED = p;
+            (*p).lease_status.reset();
             snowflake::restore_from_mark(&*p);
         }
         SHARED = p;

@@ -322,28 +322,54 @@ pub(crate) fn warn_step(step: BackwardStep, kind: &str) {
     .report(PgLogLevel::WARNING);
 }
 
-/// Takes `want` consecutive counters from the node's generator.
-fn take(want: u64) -> (crate::core::generator::Issued, &'static Shared) {
+/// Takes `want` consecutive counters from the node's generator, with the worker id to make them
+/// IDs with: the setting, or in lease mode the lease that was valid before and after the take.
+fn take(want: u64) -> (crate::core::generator::Issued, u64) {
     let shared = shmem::shared();
     check_can_generate(shared);
-    with_generator(
-        |g| match g.take(&shared.generator, &PgClock, &PgReserver(&g.layout), want) {
+    with_generator(|g| {
+        let run = || g.take(&shared.generator, &PgClock, &PgReserver(&g.layout), want);
+        let (worker, result) = if gucs::lease_mode() {
+            match shared.lease.under(crate::lease::mono_ns, run) {
+                Ok((w, r)) => (u64::from(w), r),
+                Err(fault) => crate::lease::fault_error(fault, shared).raise(),
+            }
+        } else {
+            (g.worker(), run())
+        };
+        match result {
             Ok((issued, step)) => {
                 if let Some(s) = step {
                     warn_step(s, "Snowflake ID");
                 }
-                (issued, shared)
+                (issued, worker)
             }
             Err(e) => to_id_error(e, g, "Snowflake ID").raise(),
-        },
-    )
+        }
+    })
 }
 
 /// The next Snowflake ID of this node.
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_next() -> i64 {
-    let (issued, _) = take(1);
-    node().id_of(issued.first, issued.flag)
+    let (issued, worker) = take(1);
+    node().id_of_worker(issued.first, issued.flag, worker)
+}
+
+/// Raises the generator so that its next IDs are later than `ms`: a new lease's `start_after`.
+pub fn raise_floor_to_ms(ms: i64) {
+    let g = node();
+    if let Some(tick) = g.layout.tick_of_ms(ms) {
+        shmem::shared().generator.raise_floor(tick, g.seq_bits());
+    }
+}
+
+/// The last millisecond of the newest Snowflake ID handed out, if any: the `last_ts` a lease
+/// holder reports.
+pub fn last_id_ms() -> Option<i64> {
+    let g = node();
+    let (counter, _) = shmem::shared().generator.last();
+    (counter != 0).then(|| g.layout.ms_of_tick((counter >> g.seq_bits()) + 1) - 1)
 }
 
 const MAX_BATCH: i32 = 10_000_000;
@@ -367,8 +393,11 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
     let g = node();
     let mut ids = Vec::with_capacity(n as usize);
     while (ids.len() as u64) < n {
-        let (issued, _) = take(n - ids.len() as u64);
-        ids.extend((issued.first..issued.first + issued.count).map(|c| g.id_of(c, issued.flag)));
+        let (issued, worker) = take(n - ids.len() as u64);
+        ids.extend(
+            (issued.first..issued.first + issued.count)
+                .map(|c| g.id_of_worker(c, issued.flag, worker)),
+        );
     }
     SetOfIterator::new(ids)
 }

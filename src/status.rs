@@ -92,7 +92,7 @@ mod idgen {
         (
             name!(layout, String),
             name!(layout_spec, String),
-            name!(worker_id, i32),
+            name!(worker_id, Option<i32>),
             name!(datacenter_id, i32),
             name!(worker_id_source, String),
             name!(clock_policy, String),
@@ -123,10 +123,14 @@ mod idgen {
         let now = now_ms();
         let last_tick = counter >> g.seq_bits();
         let last_ms = g.layout.ms_of_tick(last_tick);
+        let (worker_id, worker_source) = crate::lease::node_worker(shared);
         let (last_id, last_time) = if counter == 0 {
             (None, None)
         } else {
-            (Some(g.id_of(counter, flag)), Some(ts_of_ms(last_ms)))
+            (
+                worker_id.map(|w| g.id_of_worker(counter, flag, w as u64)),
+                Some(ts_of_ms(last_ms)),
+            )
         };
         let reserved = st.reserved_tick.load(Relaxed);
         let stat = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed) as i64;
@@ -145,9 +149,9 @@ mod idgen {
         TableIterator::once((
             g.layout.name.clone(),
             gucs::layout_spec(),
-            gucs::WORKER_ID.get(),
+            worker_id,
             gucs::DATACENTER_ID.get(),
-            "setting idgen.worker_id".to_string(),
+            worker_source,
             policy.name().to_string(),
             settings.max_drift_ms,
             last_id,

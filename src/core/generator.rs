@@ -257,13 +257,24 @@ impl Generator {
     /// The ID of one counter.
     #[inline]
     pub fn id_of(&self, counter: u64, flag: u64) -> i64 {
+        self.id_of_worker(counter, flag, self.worker)
+    }
+
+    /// The ID of one counter under another worker id (a leased one), which must fit the layout.
+    #[inline]
+    pub fn id_of_worker(&self, counter: u64, flag: u64, worker: u64) -> i64 {
+        debug_assert!(worker <= self.layout.max_value(Field::Worker));
         self.layout.pack(
             counter >> self.seq_bits,
             self.datacenter,
-            self.worker,
+            worker,
             flag,
             counter & self.seq_mask,
         )
+    }
+
+    pub fn worker(&self) -> u64 {
+        self.worker
     }
 
     fn now_tick(&self, clock: &impl Clock) -> Result<u64, GenError> {

@@ -34,7 +34,8 @@ SELECT max_id, version FROM idgen.segments WHERE biz_type = 'client';
 SELECT idgen.segment_alter('order', step => 500, description => 'orders');
 SELECT biz_type, configured_step, delta, remainder, description, cached
   FROM idgen.segment_status ORDER BY biz_type;
-SELECT extconfig::regclass[] AS dumped_tables FROM pg_extension WHERE extname = 'pg_idgen';
+SELECT array(SELECT c::regclass::text FROM unnest(extconfig) c ORDER BY 1) AS dumped_tables
+  FROM pg_extension WHERE extname = 'pg_idgen';
 
 -- The top of bigint: the last IDs go out, then 22003.
 SELECT idgen.segment_create('top', 9223372036854775807 - 20, 10);

@@ -1,0 +1,138 @@
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+
+use super::*;
+
+#[test]
+fn no_lease_means_no_ids() {
+    let cell = LeaseCell::default();
+    assert_eq!(cell.under(|| 0, || 1), Err(LeaseFault::NotLeased));
+    assert_eq!(cell.current(0), None);
+}
+
+#[test]
+fn a_granted_lease_is_valid_until_its_deadline_and_not_after() {
+    let cell = LeaseCell::default();
+    cell.grant(7, 1_000);
+    assert_eq!(cell.under(|| 999, || "id"), Ok((7, "id")));
+    assert_eq!(
+        cell.under(|| 1_000, || "id"),
+        Err(LeaseFault::Lapsed { worker_id: 7 })
+    );
+}
+
+#[test]
+fn a_lease_that_lapses_during_take_rejects_the_result() {
+    let cell = LeaseCell::default();
+    cell.grant(3, 1_000);
+    let now = AtomicI64::new(500);
+    let r = cell.under(
+        || now.load(SeqCst),
+        || {
+            // The keeper stalls and the deadline passes while the counter is taken.
+            now.store(1_000, SeqCst);
+            42
+        },
+    );
+    assert_eq!(r, Err(LeaseFault::Lapsed { worker_id: 3 }));
+}
+
+#[test]
+fn a_lease_replaced_during_take_rejects_the_result_even_with_the_same_worker_id() {
+    let cell = LeaseCell::default();
+    cell.grant(3, 1_000);
+    let r = cell.under(
+        || 0,
+        || {
+            cell.revoke();
+            cell.grant(3, 9_000);
+        },
+    );
+    assert_eq!(r, Err(LeaseFault::Lapsed { worker_id: 3 }));
+    assert!(cell.under(|| 0, || ()).is_ok());
+}
+
+#[test]
+fn renewal_extends_only_the_lease_it_names() {
+    let cell = LeaseCell::default();
+    let old = cell.grant(1, 100);
+    assert!(cell.extend(old, 200));
+    assert_eq!(cell.under(|| 150, || ()), Ok((1, ())));
+    cell.revoke();
+    let new = cell.grant(2, 300);
+    assert_ne!(old, new);
+    assert!(!cell.extend(old, 10_000), "a stale renewal must not extend");
+    assert_eq!(cell.valid_until_ns(), 300);
+}
+
+#[test]
+fn revoke_reports_the_worker_id_once() {
+    let cell = LeaseCell::default();
+    cell.grant(12, 100);
+    assert_eq!(cell.revoke(), Some(12));
+    assert_eq!(cell.revoke(), None);
+    assert_eq!(cell.under(|| 0, || ()), Err(LeaseFault::NotLeased));
+}
+
+/// The property the release's `last_ts` rests on: once `revoke` returns, the counter read
+/// afterwards bounds every counter accepted under the revoked lease, however the takers
+/// interleave with it.
+#[test]
+fn after_revoke_the_counter_bounds_every_accepted_id() {
+    for round in 0..20 {
+        let cell = Arc::new(LeaseCell::default());
+        let counter = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        cell.grant(5, i64::MAX);
+        let takers: Vec<_> = (0..4)
+            .map(|_| {
+                let (cell, counter, stop) = (cell.clone(), counter.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut accepted = HashMap::<u32, Vec<u64>>::new();
+                    while !stop.load(SeqCst) {
+                        if let Ok((w, c)) = cell.under(|| 0, || counter.fetch_add(1, SeqCst) + 1) {
+                            accepted.entry(w).or_default().push(c);
+                        }
+                    }
+                    accepted
+                })
+            })
+            .collect();
+        std::thread::sleep(std::time::Duration::from_micros(200 + round * 50));
+        assert_eq!(cell.revoke(), Some(5));
+        let bound = counter.load(SeqCst);
+        // A second holder starts after the bound.
+        cell.grant(6, i64::MAX);
+        std::thread::sleep(std::time::Duration::from_micros(200));
+        stop.store(true, SeqCst);
+        let mut under_5 = 0;
+        for t in takers {
+            let accepted = t.join().unwrap();
+            for c in accepted.get(&5).into_iter().flatten() {
+                assert!(
+                    *c <= bound,
+                    "counter {c} accepted under a revoked lease (bound {bound})"
+                );
+                under_5 += 1;
+            }
+            for c in accepted.get(&6).into_iter().flatten() {
+                assert!(
+                    *c > bound,
+                    "counter {c} of the new lease is not above {bound}"
+                );
+            }
+        }
+        assert!(under_5 > 0, "the takers never ran under the first lease");
+    }
+}
+
+#[test]
+fn renewal_cadence_leaves_room_for_two_failures() {
+    assert_eq!(renew_every_ms(30_000), 10_000);
+    assert_eq!(renew_every_ms(1_000), 333);
+    assert_eq!(renew_every_ms(10), 100);
+    assert_eq!(retry_after_ms(30_000), 1_000);
+    assert_eq!(retry_after_ms(2_000), 200);
+    assert_eq!(retry_after_ms(100), 100);
+}

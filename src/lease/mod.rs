@@ -1,0 +1,261 @@
+//! Worker-id leases: the coordinator's SQL (`sql`), and a node in lease mode, whose background
+//! worker (`keeper`) leases the node's worker id from a coordinator database over libpq.
+
+// pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).
+#![allow(clippy::type_complexity)]
+
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
+
+use pgrx::prelude::*;
+
+use crate::core::lease::LeaseFault;
+use crate::errors::{not_ready, IdError};
+use crate::gucs;
+use crate::shmem::Shared;
+
+pub mod keeper;
+mod libpq;
+mod sql;
+
+/// Nanoseconds of a monotonic clock that also counts suspended time, shared by every process of
+/// the machine: lease deadlines never move with the wall clock.
+pub fn mono_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the struct we pass; CLOCK_BOOTTIME exists on every Linux
+    // PostgreSQL 15 supports.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// What the keeper is doing, for `idgen.worker_status`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u32)]
+pub enum KeeperState {
+    Acquiring = 1,
+    Leased = 2,
+    Retrying = 3,
+    Lapsed = 4,
+    Stopped = 5,
+}
+
+impl KeeperState {
+    fn name(v: u32) -> &'static str {
+        match v {
+            0 => "starting",
+            1 => "acquiring",
+            2 => "leased",
+            3 => "renewal failing",
+            4 => "lapsed",
+            _ => "stopped",
+        }
+    }
+}
+
+/// The keeper's report in shared memory. One writer (the keeper); readers may see fields of two
+/// consecutive updates, which only informs.
+#[repr(C)]
+pub struct LeaseStatus {
+    pub state: AtomicU32,
+    pub worker_id: AtomicI64,
+    pub lease_no: AtomicI64,
+    pub acquired_ms: AtomicI64,
+    pub expires_ms: AtomicI64,
+    pub renewed_ms: AtomicI64,
+    pub start_after_ms: AtomicI64,
+    pub acquisitions: AtomicU64,
+    pub renewals: AtomicU64,
+    pub failures: AtomicU64,
+    pub started_ms: AtomicI64,
+    pub first_lease_ms: AtomicI64,
+    error_seq: AtomicU64,
+    error: [u8; 256],
+    code: [u8; 256],
+}
+
+fn write_text(seq: &AtomicU64, buf: &[u8; 256], msg: &str) {
+    let bytes = msg.as_bytes();
+    let n = bytes.len().min(buf.len() - 1);
+    seq.fetch_add(1, SeqCst);
+    // SAFETY: one writer (the keeper); readers retry around the odd sequence number.
+    unsafe {
+        let dst = buf.as_ptr() as *mut u8;
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n);
+        *dst.add(n) = 0;
+    }
+    seq.fetch_add(1, SeqCst);
+}
+
+fn read_text(seq: &AtomicU64, buf: &[u8; 256]) -> Option<String> {
+    loop {
+        let before = seq.load(Acquire);
+        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+        let text = String::from_utf8_lossy(&buf[..end]).into_owned();
+        if before.is_multiple_of(2) && seq.load(Acquire) == before {
+            return (!text.is_empty()).then_some(text);
+        }
+        std::hint::spin_loop();
+    }
+}
+
+impl LeaseStatus {
+    /// Called at every shared-memory initialisation (the block is zeroed before).
+    pub fn reset(&self) {
+        self.worker_id.store(-1, Relaxed);
+        self.start_after_ms.store(i64::MIN, Relaxed);
+        self.first_lease_ms.store(-1, Relaxed);
+    }
+
+    pub fn set_state(&self, s: KeeperState) {
+        self.state.store(s as u32, Release);
+    }
+
+    pub fn set_error(&self, msg: &str) {
+        write_text(&self.error_seq, &self.error, msg);
+    }
+
+    pub fn set_code(&self, code: &str) {
+        write_text(&self.error_seq, &self.code, code);
+    }
+
+    pub fn error(&self) -> Option<String> {
+        read_text(&self.error_seq, &self.error)
+    }
+
+    pub fn code(&self) -> Option<String> {
+        read_text(&self.error_seq, &self.code)
+    }
+}
+
+/// The ERROR for a Snowflake ID that cannot be made because the lease is missing or lapsed.
+pub fn fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
+    let why = shared
+        .lease_status
+        .error()
+        .map(|e| format!("The lease keeper reports: {e}"))
+        .unwrap_or_else(|| "The lease keeper has not reported an error.".into());
+    match fault {
+        LeaseFault::NotLeased => not_ready("this node has no worker id yet: it leases one from its coordinator (idgen.worker_id_source = lease)")
+            .detail(why)
+            .hint("See SELECT * FROM idgen.worker_status; check that the coordinator in idgen.worker_lease_conninfo is up and has a free worker id. IDs resume as soon as a lease is granted."),
+        LeaseFault::Lapsed { worker_id } => not_ready(format!(
+            "the lease of worker id {worker_id} has lapsed: the coordinator did not renew it in time"
+        ))
+        .detail(format!("{why} Making IDs now could repeat the IDs of the worker id's next holder."))
+        .hint("See SELECT * FROM idgen.worker_status; IDs resume when the coordinator renews the lease or grants a new one."),
+    }
+}
+
+/// The node's worker id and where it came from, for `idgen.status`.
+pub fn node_worker(shared: &Shared) -> (Option<i32>, String) {
+    if !gucs::lease_mode() {
+        return (
+            Some(gucs::WORKER_ID.get()),
+            "setting idgen.worker_id".into(),
+        );
+    }
+    let w = shared
+        .lease
+        .current(mono_ns())
+        .map(|(_, worker_id, _)| worker_id as i32);
+    let code = shared.lease_status.code().unwrap_or_default();
+    (w, format!("lease from coordinator as \"{code}\""))
+}
+
+#[pg_schema]
+mod idgen {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use pgrx::prelude::*;
+
+    use super::{mono_ns, KeeperState};
+    use crate::decode::ts_of_ms;
+    use crate::gucs;
+    use crate::shmem;
+
+    /// This node's worker-id lease, as its keeper last reported it.
+    #[pg_extern(volatile, parallel_safe)]
+    fn worker_lease_state() -> TableIterator<
+        'static,
+        (
+            name!(source, String),
+            name!(state, String),
+            name!(worker_id, Option<i32>),
+            name!(code, Option<String>),
+            name!(lease, Option<i64>),
+            name!(can_generate, bool),
+            name!(valid_for_ms, Option<i64>),
+            name!(acquired_at, Option<TimestampWithTimeZone>),
+            name!(expires_at, Option<TimestampWithTimeZone>),
+            name!(last_heartbeat, Option<TimestampWithTimeZone>),
+            name!(start_after, Option<TimestampWithTimeZone>),
+            name!(acquisitions, i64),
+            name!(renewals, i64),
+            name!(failures, i64),
+            name!(first_lease_ms, Option<i64>),
+            name!(last_error, Option<String>),
+        ),
+    > {
+        let shared = shmem::shared();
+        if !gucs::lease_mode() {
+            return TableIterator::once((
+                "setting".into(),
+                "fixed".into(),
+                Some(gucs::WORKER_ID.get()),
+                None,
+                None,
+                true,
+                None,
+                None,
+                None,
+                None,
+                None,
+                0,
+                0,
+                0,
+                None,
+                None,
+            ));
+        }
+        let st = &shared.lease_status;
+        let now = mono_ns();
+        let cur = shared.lease.current(now);
+        let ms = |a: &std::sync::atomic::AtomicI64| {
+            let v = a.load(Relaxed);
+            (v > 0).then(|| ts_of_ms(v))
+        };
+        let count = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed) as i64;
+        let after = st.start_after_ms.load(Relaxed);
+        let first = st.first_lease_ms.load(Relaxed);
+        TableIterator::once((
+            "lease".into(),
+            KeeperState::name(st.state.load(Relaxed)).into(),
+            cur.map(|(_, w, _)| w as i32),
+            st.code(),
+            cur.map(|_| st.lease_no.load(Relaxed)),
+            cur.is_some_and(|(_, _, valid)| valid),
+            cur.map(|_| (shared.lease.valid_until_ns() - now).max(0) / 1_000_000),
+            ms(&st.acquired_ms),
+            ms(&st.expires_ms),
+            ms(&st.renewed_ms),
+            (after != i64::MIN).then(|| ts_of_ms(after)),
+            count(&st.acquisitions),
+            count(&st.renewals),
+            count(&st.failures),
+            (first >= 0).then_some(first),
+            st.error(),
+        ))
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE VIEW idgen.worker_status AS SELECT * FROM idgen.worker_lease_state();
+COMMENT ON VIEW idgen.worker_status IS 'Where this node''s worker id comes from; in lease mode: the lease, whether IDs can be made now, how long it stays valid without renewal, expiry at the coordinator, last heartbeat, the time IDs start after, counters and the keeper''s last error.';
+"#,
+    name = "worker_status_view",
+    requires = [idgen::worker_lease_state],
+);

@@ -1,0 +1,271 @@
+//! Worker-id leases on the coordinator (seed 001's worker table, seed 004's database assigner):
+//! the table `idgen.workers` and `idgen.worker_acquire / heartbeat / release`, for app servers
+//! that run their own Snowflake library and for pg_idgen nodes in lease mode.
+//!
+//! The rules, each enforced in SQL below:
+//! - A live lease (not released, not past `expires_at`) is never handed out, not even to the
+//!   same `code`: two processes with one code would otherwise share a worker id.
+//! - An expired lease is reusable only after `ttl + idgen.worker_lease_grace`, so a holder whose
+//!   renewals stopped has stopped generating before anyone else starts.
+//! - Whoever takes an id next is told `start_after`: every ID of the previous holders is older.
+//! - A lease is committed before its holder hears of it: acquire and heartbeat refuse to run
+//!   inside a transaction block, whose rollback would silently undo them.
+//! - Many acquirers at once never wait for each other: rows are taken with `SKIP LOCKED`, and ids
+//!   never used before are claimed under a transaction-level advisory lock per id.
+
+use pgrx::prelude::*;
+
+#[pg_schema]
+mod idgen {
+    use pgrx::prelude::*;
+    use pgrx::PgSqlErrorCode;
+
+    use crate::core::layout::Field;
+    use crate::errors::IdError;
+
+    /// Checks run first by `worker_acquire` and `worker_heartbeat`; returns the largest worker id
+    /// of this server's layout (the default `max_id`).
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn worker_lease_precheck(caller: &str) -> i32 {
+        // SAFETY: reads the transaction state of this backend.
+        if unsafe { pg_sys::IsTransactionBlock() } {
+            IdError::new(
+                PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
+                format!("idgen.{caller}() cannot run inside a transaction block"),
+            )
+            .detail("A lease must be committed before its holder uses it; a ROLLBACK of this transaction would undo it while the holder goes on generating.")
+            .hint(format!("Call idgen.{caller}() on its own, in autocommit mode."))
+            .raise();
+        }
+        crate::snowflake::node()
+            .layout
+            .max_value(Field::Worker)
+            .min(i32::MAX as u64) as i32
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE TABLE idgen.workers (
+    worker_id    integer PRIMARY KEY CHECK (worker_id >= 0),
+    code         text NOT NULL CHECK (length(code) BETWEEN 1 AND 255),
+    host         text,
+    pid          integer,
+    lease        bigint NOT NULL DEFAULT 1 CHECK (lease > 0),
+    ttl          interval NOT NULL CHECK (ttl > interval '0'),
+    acquired_at  timestamptz NOT NULL,
+    heartbeat_at timestamptz NOT NULL,
+    expires_at   timestamptz NOT NULL,
+    released_at  timestamptz,
+    last_ts      timestamptz
+);
+COMMENT ON TABLE idgen.workers IS 'Worker-id leases (seed 001): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token, +1 per holder), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
+SELECT pg_catalog.pg_extension_config_dump('idgen.workers', '');
+
+-- When the next holder of a lease may start making IDs: after every ID of this holder.
+-- A released lease: after the holder's last reported time, or the release. An expired one: the
+-- holder may have gone on until it expired, with its clock up to the grace period off.
+CREATE FUNCTION idgen.worker_start_after(w idgen.workers) RETURNS timestamptz
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE
+        WHEN w.released_at IS NOT NULL THEN greatest(w.last_ts, w.released_at)
+        ELSE greatest(w.last_ts + (w.expires_at - w.heartbeat_at), w.expires_at)
+             + current_setting('idgen.worker_lease_grace')::interval
+    END
+$$;
+
+CREATE FUNCTION idgen.worker_acquire(
+    code text, ttl interval DEFAULT '60 seconds', min_id integer DEFAULT NULL, max_id integer DEFAULT NULL,
+    OUT worker_id integer, OUT lease bigint, OUT expires_at timestamptz, OUT start_after timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_variable
+DECLARE
+    lo integer;
+    hi integer;
+    grace interval := current_setting('idgen.worker_lease_grace')::interval;
+    r idgen.workers;
+    gap integer;
+    c integer;
+    tries integer := 0;
+    n_held bigint;
+    n_grace bigint;
+    soonest timestamptz;
+BEGIN
+    hi := idgen.worker_lease_precheck('worker_acquire');
+    IF code IS NULL OR length(code) NOT BETWEEN 1 AND 255 THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: code must be 1 to 255 characters'
+            USING ERRCODE = '22023', HINT = 'Use a name unique to the holder, e.g. ''10.0.0.7:8080#a4:5e:60:b2:1c:0f'' (ip:port#mac, seed 001).';
+    END IF;
+    IF ttl IS NULL OR ttl < interval '1 second' OR ttl > interval '7 days' THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: ttl is %, it must be between 1 second and 7 days', coalesce(ttl::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'Renew the lease with idgen.worker_heartbeat() several times per ttl.';
+    END IF;
+    lo := coalesce(min_id, 0);
+    hi := coalesce(max_id, hi);
+    IF lo < 0 OR hi < lo THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
+            USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
+    END IF;
+    IF current_setting('synchronous_commit') = 'off' THEN
+        -- A lease a crash could forget might be handed out twice.
+        PERFORM set_config('synchronous_commit', 'local', true);
+    END IF;
+
+    -- 1. The id this code held before, if it is free (seed 001, PriorityEqualCodeWorkId).
+    SELECT * INTO r FROM idgen.workers w
+     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi
+       AND (w.released_at IS NOT NULL OR w.expires_at + grace <= clock_timestamp())
+     ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        -- 2. An id never leased: the first ones of the gaps between leased ids.
+        <<gaps>>
+        FOR gap IN
+            SELECT lo WHERE NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = lo)
+            UNION ALL
+            SELECT w.worker_id + 1 FROM idgen.workers w
+             WHERE w.worker_id >= lo AND w.worker_id < hi
+               AND NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = w.worker_id + 1)
+            ORDER BY 1 LIMIT 16
+        LOOP
+            c := gap;
+            WHILE c <= hi AND tries < 64 LOOP
+                tries := tries + 1;
+                -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP LOCKED
+                -- does for rows.
+                IF pg_try_advisory_xact_lock(1768161281, c) THEN
+                    INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
+                                                    acquired_at, heartbeat_at, expires_at)
+                    VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), 1, ttl,
+                            clock_timestamp(), clock_timestamp(), clock_timestamp() + ttl)
+                    ON CONFLICT ON CONSTRAINT workers_pkey DO NOTHING
+                    RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
+                    IF FOUND THEN
+                        start_after := NULL;
+                        RETURN;
+                    END IF;
+                END IF;
+                c := c + 1;
+            END LOOP;
+            EXIT gaps WHEN tries >= 64;
+        END LOOP;
+        -- 3. The id that has been free the longest.
+        SELECT * INTO r FROM idgen.workers w
+         WHERE w.worker_id BETWEEN lo AND hi
+           AND (w.released_at IS NOT NULL OR w.expires_at + grace <= clock_timestamp())
+         ORDER BY coalesce(w.released_at, w.expires_at), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+    END IF;
+    IF r.worker_id IS NULL THEN
+        SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
+               count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at <= clock_timestamp()),
+               min(w.expires_at + grace) FILTER (WHERE w.released_at IS NULL)
+          INTO n_held, n_grace, soonest
+          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+        RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
+                lo, hi, n_held, n_grace
+            USING ERRCODE = '53000',
+                  DETAIL = format('An expired lease can be taken again %s s after it expires (idgen.worker_lease_grace). The soonest is free at %s.',
+                                  extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet: another acquirer is claiming the last free id')),
+                  HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
+    END IF;
+    start_after := idgen.worker_start_after(r);
+    UPDATE idgen.workers w
+       SET code = code, host = coalesce(host(inet_client_addr()), 'local'), pid = pg_backend_pid(),
+           lease = w.lease + 1, ttl = ttl, acquired_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
+           expires_at = clock_timestamp() + ttl, released_at = NULL, last_ts = start_after
+     WHERE w.worker_id = r.worker_id
+    RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
+END
+$$;
+
+-- Why a holder's call on a lease fails; NULL when `r` is that holder's live lease.
+CREATE FUNCTION idgen.worker_lease_lost(r idgen.workers, worker_id integer, code text, lease bigint)
+RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT CASE
+        WHEN r.worker_id IS NULL THEN format('worker id %s was never leased', worker_id)
+        WHEN r.code <> code OR r.lease <> coalesce(lease, r.lease) THEN
+            format('worker id %s is now leased by "%s" (lease %s)', worker_id, r.code, r.lease)
+        WHEN r.released_at IS NOT NULL THEN format('the lease of worker id %s was released', worker_id)
+        WHEN r.expires_at <= clock_timestamp() THEN format('the lease of worker id %s expired', worker_id)
+    END
+$$;
+
+CREATE FUNCTION idgen.worker_heartbeat(worker_id integer, code text, last_ts timestamptz DEFAULT NULL, lease bigint DEFAULT NULL)
+RETURNS timestamptz
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_variable
+DECLARE
+    r idgen.workers;
+    lost text;
+    expiry timestamptz;
+BEGIN
+    PERFORM idgen.worker_lease_precheck('worker_heartbeat');
+    IF worker_id IS NULL OR code IS NULL THEN
+        RAISE EXCEPTION 'idgen.worker_heartbeat: worker_id and code must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF last_ts > clock_timestamp() + interval '1 hour' THEN
+        RAISE EXCEPTION 'idgen.worker_heartbeat: last_ts % is more than an hour ahead of this server''s clock', last_ts
+            USING ERRCODE = '22023', HINT = 'Report the time of the last ID made, from a clock kept by NTP.';
+    END IF;
+    IF current_setting('synchronous_commit') = 'off' THEN
+        PERFORM set_config('synchronous_commit', 'local', true);
+    END IF;
+    SELECT * INTO r FROM idgen.workers w WHERE w.worker_id = worker_id FOR UPDATE;
+    lost := idgen.worker_lease_lost(r, worker_id, code, lease);
+    IF lost IS NOT NULL THEN
+        RAISE EXCEPTION 'lease lost: %', lost
+            USING ERRCODE = '55000',
+                  DETAIL = format('Holder "%s" may no longer make IDs with worker id %s (its row: lease %s, expires_at %s, released_at %s).',
+                                  code, worker_id, coalesce(r.lease::text, '-'), coalesce(r.expires_at::text, '-'), coalesce(r.released_at::text, '-')),
+                  HINT = 'Stop making IDs with this worker id now, then lease one again with idgen.worker_acquire() and start after its start_after.';
+    END IF;
+    UPDATE idgen.workers w
+       SET heartbeat_at = clock_timestamp(), expires_at = clock_timestamp() + w.ttl,
+           last_ts = greatest(w.last_ts, last_ts), pid = pg_backend_pid(),
+           host = coalesce(host(inet_client_addr()), 'local')
+     WHERE w.worker_id = worker_id
+    RETURNING w.expires_at INTO expiry;
+    RETURN expiry;
+END
+$$;
+
+CREATE FUNCTION idgen.worker_release(worker_id integer, code text, last_ts timestamptz DEFAULT NULL, lease bigint DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_variable
+DECLARE
+    r idgen.workers;
+BEGIN
+    IF worker_id IS NULL OR code IS NULL THEN
+        RAISE EXCEPTION 'idgen.worker_release: worker_id and code must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT * INTO r FROM idgen.workers w WHERE w.worker_id = worker_id FOR UPDATE;
+    IF r.worker_id IS NULL THEN
+        RAISE EXCEPTION 'idgen.worker_release: worker id % was never leased', worker_id USING ERRCODE = '42704';
+    END IF;
+    IF r.code <> code OR r.lease <> coalesce(lease, r.lease) THEN
+        RAISE EXCEPTION 'idgen.worker_release: worker id % is leased by "%" (lease %), not by "%"', worker_id, r.code, r.lease, code
+            USING ERRCODE = '55000', HINT = 'Only the holder gives a lease back; an expired one becomes free by itself.';
+    END IF;
+    IF r.released_at IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    UPDATE idgen.workers w SET released_at = clock_timestamp(), last_ts = greatest(w.last_ts, last_ts)
+     WHERE w.worker_id = worker_id;
+    RETURN true;
+END
+$$;
+
+CREATE VIEW idgen.worker_leases AS
+SELECT w.worker_id, w.code,
+       CASE WHEN w.released_at IS NOT NULL THEN 'released'
+            WHEN w.expires_at > clock_timestamp() THEN 'held'
+            WHEN w.expires_at + current_setting('idgen.worker_lease_grace')::interval > clock_timestamp() THEN 'grace'
+            ELSE 'expired' END AS state,
+       w.lease, w.host, w.pid, w.ttl, w.acquired_at, w.heartbeat_at, w.expires_at, w.released_at, w.last_ts,
+       idgen.worker_start_after(w) AS next_start_after
+FROM idgen.workers w ORDER BY w.worker_id;
+COMMENT ON VIEW idgen.worker_leases IS 'The lease of each worker id ever leased from this database: held, grace (expired, not yet reusable), expired or released, and the time its next holder starts after.';
+"#,
+    name = "workers_table",
+    requires = [idgen::worker_lease_precheck],
+);
