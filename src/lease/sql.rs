@@ -269,3 +269,135 @@ COMMENT ON VIEW idgen.worker_leases IS 'The lease of each worker id ever leased 
     name = "workers_table",
     requires = [idgen::worker_lease_precheck],
 );
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    fn one<T: IntoDatum + FromDatum>(sql: &str) -> Option<T> {
+        Spi::get_one::<T>(sql).unwrap()
+    }
+
+    /// A lease row as a holder left it, written straight into the table (the test runs inside a
+    /// transaction, where worker_acquire() refuses to run).
+    fn holder(worker_id: i32, state: &str) {
+        let (expires, released) = match state {
+            "held" => ("now() + interval '50 s'", "NULL"),
+            "expired" => ("now() - interval '5 s'", "NULL"),
+            _ => ("now() + interval '50 s'", "now() - interval '1 s'"),
+        };
+        Spi::run(&format!(
+            "INSERT INTO idgen.workers (worker_id, code, lease, ttl, acquired_at, heartbeat_at, expires_at, released_at, last_ts)
+             VALUES ({worker_id}, 'app-{worker_id}', 3, '60 s', now() - interval '2 min', {expires} - interval '60 s', {expires}, {released},
+                     {expires} - interval '61 s')"
+        ))
+        .unwrap();
+    }
+
+    #[pg_test(error = "idgen.worker_acquire() cannot run inside a transaction block")]
+    fn acquire_refuses_a_transaction_block() {
+        Spi::run("SELECT * FROM idgen.worker_acquire('app')").unwrap();
+    }
+
+    #[pg_test(error = "idgen.worker_heartbeat() cannot run inside a transaction block")]
+    fn heartbeat_refuses_a_transaction_block() {
+        Spi::run("SELECT idgen.worker_heartbeat(0, 'app')").unwrap();
+    }
+
+    #[pg_test]
+    fn a_released_lease_starts_after_the_holders_last_time_or_the_release() {
+        holder(1, "released");
+        let ok = one::<bool>(
+            "SELECT idgen.worker_start_after(w) = w.released_at FROM idgen.workers w WHERE worker_id = 1",
+        );
+        assert_eq!(ok, Some(true), "last_ts is older than the release");
+        Spi::run("UPDATE idgen.workers SET last_ts = now() + interval '3 s' WHERE worker_id = 1")
+            .unwrap();
+        let ok = one::<bool>(
+            "SELECT idgen.worker_start_after(w) = w.last_ts FROM idgen.workers w WHERE worker_id = 1",
+        );
+        assert_eq!(ok, Some(true), "a holder clock ahead of ours is believed");
+    }
+
+    #[pg_test]
+    fn an_expired_lease_starts_after_its_expiry_plus_the_grace_period() {
+        holder(2, "expired");
+        Spi::run("SET LOCAL idgen.worker_lease_grace = '4s'").unwrap();
+        let ok = one::<bool>(
+            "SELECT idgen.worker_start_after(w) = w.expires_at + interval '4 s' FROM idgen.workers w WHERE worker_id = 2",
+        );
+        assert_eq!(ok, Some(true));
+        // A holder whose last ID was ahead of its heartbeat may have gone on that far ahead
+        // until the lease ran out.
+        Spi::run(
+            "UPDATE idgen.workers SET last_ts = heartbeat_at + interval '10 s' WHERE worker_id = 2",
+        )
+        .unwrap();
+        let ok = one::<bool>(
+            "SELECT idgen.worker_start_after(w) = w.expires_at + interval '14 s' FROM idgen.workers w WHERE worker_id = 2",
+        );
+        assert_eq!(ok, Some(true));
+        let state = one::<String>("SELECT state FROM idgen.worker_leases WHERE worker_id = 2");
+        assert_eq!(state.as_deref(), Some("expired"));
+    }
+
+    #[pg_test]
+    fn release_is_for_the_holder_only_and_runs_in_a_transaction() {
+        holder(3, "held");
+        let released =
+            one::<bool>("SELECT idgen.worker_release(3, 'app-3', now() + interval '1 s', 3)");
+        assert_eq!(released, Some(true));
+        let (state, last_ahead) = Spi::get_two::<String, bool>(
+            "SELECT state, last_ts = now() + interval '1 s' FROM idgen.worker_leases WHERE worker_id = 3",
+        )
+        .unwrap();
+        assert_eq!(
+            (state.as_deref(), last_ahead),
+            (Some("released"), Some(true))
+        );
+        assert_eq!(
+            one::<bool>("SELECT idgen.worker_release(3, 'app-3')"),
+            Some(false)
+        );
+    }
+
+    #[pg_test(
+        error = "idgen.worker_release: worker id 4 is leased by \"app-4\" (lease 3), not by \"app-4\""
+    )]
+    fn release_with_a_stale_lease_number_is_refused() {
+        holder(4, "held");
+        Spi::run("SELECT idgen.worker_release(4, 'app-4', lease => 2)").unwrap();
+    }
+
+    #[pg_test]
+    fn a_node_with_a_worker_id_setting_reports_it() {
+        let row = Spi::get_three::<String, i32, bool>(
+            "SELECT source, worker_id, can_generate FROM idgen.worker_status",
+        )
+        .unwrap();
+        assert_eq!(row, (Some("setting".into()), Some(0), Some(true)));
+    }
+
+    #[pg_test]
+    fn the_table_refuses_rows_that_make_no_sense() {
+        Spi::run(
+            r#"DO $$
+            DECLARE bad text; refused int := 0;
+            BEGIN
+                FOREACH bad IN ARRAY ARRAY[
+                    $r$(-1, 'a', 1, '1 s', now(), now(), now())$r$,
+                    $r$(1, '', 1, '1 s', now(), now(), now())$r$,
+                    $r$(1, 'a', 0, '1 s', now(), now(), now())$r$,
+                    $r$(1, 'a', 1, '0 s', now(), now(), now())$r$] LOOP
+                    BEGIN
+                        EXECUTE 'INSERT INTO idgen.workers (worker_id, code, lease, ttl, acquired_at, heartbeat_at, expires_at) VALUES ' || bad;
+                    EXCEPTION WHEN check_violation THEN refused := refused + 1;
+                    END;
+                END LOOP;
+                IF refused <> 4 THEN RAISE EXCEPTION 'only % of 4 bad rows refused', refused; END IF;
+            END $$"#,
+        )
+        .unwrap();
+    }
+}

@@ -99,12 +99,19 @@ fn after_revoke_the_counter_bounds_every_accepted_id() {
                 })
             })
             .collect();
-        std::thread::sleep(std::time::Duration::from_micros(200 + round * 50));
+        // Let the takers run under the first lease for a while (however slow they are to start).
+        let start = counter.load(SeqCst);
+        while counter.load(SeqCst) < start + 100 + round * 50 {
+            std::thread::yield_now();
+        }
         assert_eq!(cell.revoke(), Some(5));
         let bound = counter.load(SeqCst);
         // A second holder starts after the bound.
         cell.grant(6, i64::MAX);
-        std::thread::sleep(std::time::Duration::from_micros(200));
+        let granted = counter.load(SeqCst);
+        while counter.load(SeqCst) < granted + 100 {
+            std::thread::yield_now();
+        }
         stop.store(true, SeqCst);
         let mut under_5 = 0;
         for t in takers {
