@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Design rule 4 on a coordinator: worker-id leases under many clients at once, trying to make
+# two holders share a worker id.
+#   - 32 clients x 20 acquisitions at once, nothing released: 640 distinct ids, no error;
+#   - 32 clients acquiring and releasing in a loop: every (worker id, lease number) is unique and
+#     each id's lease numbers run 1..n without a gap, so no acquisition was lost or doubled;
+#   - 40 clients at once on a range of 16 ids: exactly 16 win, 24 get 53000 naming the count;
+#   - a holder killed without release: its id comes back only after ttl + grace, and the next
+#     holder is told to start after the killed holder's last reported time.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=54400
+OUT="$WORK/leases.out"
+cluster_init leases $PORT "max_connections = 120" "idgen.worker_lease_grace = '1s'"
+cluster_start leases
+trap 'cluster_stop leases immediate' EXIT
+rm -rf "$OUT" && mkdir -p "$OUT"
+q $PORT "CREATE EXTENSION pg_idgen"
+psqlc() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t "$@"; }
+
+# 32 clients x 20 acquisitions, all at once; none released, so all 640 must differ.
+for c in $(seq 1 32); do
+  for i in $(seq 1 20); do
+    echo "SELECT worker_id, lease FROM idgen.worker_acquire('host-$c-$i', '5 min');"
+  done >"$OUT/acq.$c.sql"
+  psqlc -v ON_ERROR_STOP=1 -f "$OUT/acq.$c.sql" >"$OUT/acq.$c.out" 2>"$OUT/acq.$c.err" &
+done
+wait
+cat "$OUT"/acq.*.out >"$OUT/acquired"
+check "32 clients: 640 acquisitions, no error" eq "$(wc -l <"$OUT/acquired") $(cat "$OUT"/acq.*.err | wc -c)" "640 0"
+check "32 clients: 640 distinct worker ids" eq "$(cut -d'|' -f1 "$OUT/acquired" | sort -u | wc -l)" 640
+check "32 clients: the table agrees (640 held leases, one per code)" eq \
+  "$(q $PORT "SELECT count(*), count(DISTINCT code) FROM idgen.worker_leases WHERE state = 'held'")" "640|640"
+
+# Acquire and release in a loop, 32 clients, on a range of 48 ids that is always contended.
+q $PORT "DELETE FROM idgen.workers"
+for c in $(seq 1 32); do
+  for i in $(seq 1 30); do
+    echo "SELECT worker_id || '|' || lease || '|' || idgen.worker_release(worker_id, 'loop-$c', lease => lease) FROM idgen.worker_acquire('loop-$c', '1 min', 0, 47);"
+  done >"$OUT/loop.$c.sql"
+  psqlc -v ON_ERROR_STOP=1 -f "$OUT/loop.$c.sql" >"$OUT/loop.$c.out" 2>"$OUT/loop.$c.err" &
+done
+wait
+cat "$OUT"/loop.*.out >"$OUT/cycles"
+check "acquire/release loop: 960 cycles, no error" eq "$(wc -l <"$OUT/cycles") $(cat "$OUT"/loop.*.err | wc -c)" "960 0"
+check "acquire/release loop: every release found its own lease" eq "$(grep -vc '|true$' "$OUT/cycles")" 0
+check "acquire/release loop: (worker id, lease) pairs are unique" eq "$(cut -d'|' -f1,2 "$OUT/cycles" | sort | uniq -d | wc -l)" 0
+check "acquire/release loop: each id's leases run 1..n (none lost or doubled)" eq \
+  "$(awk -F'|' '{ n[$1]++; if ($2 > m[$1]) m[$1] = $2 } END { for (k in n) if (n[k] != m[k]) bad++; print bad + 0 }' "$OUT/cycles")" 0
+check "acquire/release loop: the ids stayed within 0..47" eq "$(awk -F'|' '$1 < 0 || $1 > 47' "$OUT/cycles" | wc -l)" 0
+
+# Exhaustion: 40 clients at once on 16 ids.
+for c in $(seq 1 40); do
+  psqlc -c "SELECT worker_id FROM idgen.worker_acquire('tiny-$c', '1 min', 1000, 1015)" >"$OUT/tiny.$c.out" 2>"$OUT/tiny.$c.err" &
+done
+wait
+check "exhaustion: 16 of 40 clients got an id" eq "$(cat "$OUT"/tiny.*.out | sort -u | wc -l)" 16
+check "exhaustion: the other 24 were told none is free and how many are held" eq \
+  "$(grep -l 'no worker id is free between 1000 and 1015: 16 held' "$OUT"/tiny.*.err | wc -l)" 24
+
+# A holder that dies without a release: its id is not reusable before ttl + grace, and the next
+# holder starts after the dead holder's last reported time (1.5 s ahead of the clock here).
+q $PORT "SELECT worker_id FROM idgen.worker_acquire('doomed', '2 s', 2000, 2000)" >/dev/null
+q $PORT "SELECT idgen.worker_heartbeat(2000, 'doomed', clock_timestamp() + interval '1.5 s')" >/dev/null
+dead_last=$(q $PORT "SELECT last_ts FROM idgen.workers WHERE worker_id = 2000")
+start=$(date +%s.%N)
+got=""
+while [ -z "$got" ]; do
+  got=$(q $PORT "SELECT worker_id FROM idgen.worker_acquire('heir', '1 min', 2000, 2000)" 2>/dev/null || true)
+  [ -z "$got" ] && sleep 0.1
+done
+waited=$(echo "$(date +%s.%N) - $start" | bc)
+check "dead holder: the id came back only after ttl + grace (waited ${waited}s >= 2.9)" test "$(echo "$waited >= 2.9" | bc)" = 1
+check "dead holder: the heir starts after the dead holder's last time + ttl + grace, in the future" eq \
+  "$(q $PORT "SELECT last_ts >= '$dead_last'::timestamptz + interval '3 s' AND last_ts > acquired_at
+              FROM idgen.workers WHERE worker_id = 2000")" t
+finish
