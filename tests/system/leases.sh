@@ -64,7 +64,8 @@ q $PORT "SELECT idgen.worker_heartbeat(2000, 'doomed', clock_timestamp() + inter
 dead_last=$(q $PORT "SELECT last_ts FROM idgen.workers WHERE worker_id = 2000")
 start=$(date +%s.%N)
 got=""
-while [ -z "$got" ]; do
+for i in $(seq 1 300); do
+  [ -n "$got" ] && break
   got=$(q $PORT "SELECT worker_id FROM idgen.worker_acquire('heir', '1 min', 2000, 2000)" 2>/dev/null || true)
   [ -z "$got" ] && sleep 0.1
 done
