@@ -59,6 +59,7 @@ CREATE TABLE idgen.workers (
     released_at  timestamptz,
     last_ts      timestamptz
 );
+CREATE INDEX workers_code ON idgen.workers (code);
 COMMENT ON TABLE idgen.workers IS 'Worker-id leases (seed 001): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token, +1 per holder), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
 SELECT pg_catalog.pg_extension_config_dump('idgen.workers', '');
 
@@ -85,6 +86,9 @@ DECLARE
     grace interval := current_setting('idgen.worker_lease_grace')::interval;
     r idgen.workers;
     gap integer;
+    pass integer;
+    top integer;
+    starts integer[];
     c integer;
     tries integer := 0;
     n_held bigint;
@@ -117,36 +121,45 @@ BEGIN
        AND (w.released_at IS NOT NULL OR w.expires_at + grace <= clock_timestamp())
      ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
     IF NOT FOUND THEN
-        -- 2. An id never leased: the first ones of the gaps between leased ids.
-        <<gaps>>
-        FOR gap IN
-            SELECT lo WHERE NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = lo)
-            UNION ALL
-            SELECT w.worker_id + 1 FROM idgen.workers w
-             WHERE w.worker_id >= lo AND w.worker_id < hi
-               AND NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = w.worker_id + 1)
-            ORDER BY 1 LIMIT 16
-        LOOP
-            c := gap;
-            WHILE c <= hi AND tries < 64 LOOP
-                tries := tries + 1;
-                -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP LOCKED
-                -- does for rows.
-                IF pg_try_advisory_xact_lock(1768161281, c) THEN
-                    INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
-                                                    acquired_at, heartbeat_at, expires_at)
-                    VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), 1, ttl,
-                            clock_timestamp(), clock_timestamp(), clock_timestamp() + ttl)
-                    ON CONFLICT ON CONSTRAINT workers_pkey DO NOTHING
-                    RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
-                    IF FOUND THEN
-                        start_after := NULL;
-                        RETURN;
+        -- 2. An id never leased. First the cheap places: lo, and above the highest leased id
+        -- (index lookups). Only when those are taken, the gaps between leased ids (a scan of the
+        -- range, which then holds at most hi - lo + 1 rows).
+        <<passes>>
+        FOR pass IN 1..2 LOOP
+            IF pass = 1 THEN
+                SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+                starts := ARRAY[lo] || CASE WHEN top < hi THEN ARRAY[top + 1] ELSE '{}'::integer[] END;
+            ELSE
+                starts := ARRAY(
+                    SELECT w.worker_id + 1 FROM idgen.workers w
+                     WHERE w.worker_id >= lo AND w.worker_id < hi
+                       AND NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = w.worker_id + 1)
+                     ORDER BY 1 LIMIT 16);
+            END IF;
+            FOREACH gap IN ARRAY starts LOOP
+                c := gap;
+                WHILE c <= hi AND tries < 64 LOOP
+                    tries := tries + 1;
+                    -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
+                    -- LOCKED does for rows. ON CONFLICT skips ids that are taken.
+                    IF pg_try_advisory_xact_lock(1768161281, c) THEN
+                        INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
+                                                        acquired_at, heartbeat_at, expires_at)
+                        VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), 1, ttl,
+                                clock_timestamp(), clock_timestamp(), clock_timestamp() + ttl)
+                        ON CONFLICT ON CONSTRAINT workers_pkey DO NOTHING
+                        RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
+                        IF FOUND THEN
+                            start_after := NULL;
+                            RETURN;
+                        END IF;
+                        -- c is taken; the ids right above it probably are too: go to the next start.
+                        EXIT WHEN pass = 1 AND gap = lo;
                     END IF;
-                END IF;
-                c := c + 1;
+                    c := c + 1;
+                END LOOP;
+                EXIT passes WHEN tries >= 64;
             END LOOP;
-            EXIT gaps WHEN tries >= 64;
         END LOOP;
         -- 3. The id that has been free the longest.
         SELECT * INTO r FROM idgen.workers w

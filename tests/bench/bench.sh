@@ -8,7 +8,7 @@ PORT=54399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-snowflake segments text}
+PARTS=${PARTS:-snowflake segments text leases}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -159,4 +159,48 @@ END \$\$;"
   ft=$(q $PORT "SELECT round(bench_query('SELECT count(id_from_text(t)) FROM enc', $ROWS)::numeric, 1)")
   row "per row: count(t) over 1M stored base62 strings (baseline)" "${scan} ns" ""
   row "per row: id_from_text(t, 'base62') vs the scan alone" "${ft} ns" "$(ratio "$ft" "$scan")"
+fi
+
+if part leases; then
+  # Worker-id leases (issue 5). Each call is its own committed transaction (worker_acquire forces
+  # synchronous_commit to at least local), so the baseline is a committed one-row INSERT.
+  q $PORT "CREATE TABLE bench_commit (id bigserial PRIMARY KEY, code text)"
+  ins=$(tps 32 "SET synchronous_commit = local; INSERT INTO bench_commit (code) VALUES ('x');")
+  acq=$(tps 32 $'\\set r random(1, 1000000000)\nSELECT worker_id FROM idgen.worker_acquire(\'bench-\' || :client_id || \'-\' || :r, \'10 min\', 100000, 2000000000);')
+  row "pgbench 32 clients: committed INSERT (baseline tps)" "$ins" ""
+  row "pgbench 32 clients: idgen.worker_acquire() calls/s vs INSERT" "$acq" "$(ratio "$acq" "$ins")"
+  row "  leases held, all distinct ids" "$(q $PORT "SELECT count(*) || ' rows, ' || count(DISTINCT worker_id) || ' ids' FROM idgen.workers")" ""
+  cyc=$(tps 32 "SELECT idgen.worker_release(worker_id, 'cyc-' || :client_id, lease => lease) FROM idgen.worker_acquire('cyc-' || :client_id, '1 min', 5000, 6023);")
+  row "pgbench 32 clients: acquire + release cycles/s, 1024 ids" "$cyc" "$(ratio "$cyc" "$ins")"
+
+  # Time for a node in lease mode to get its lease at start: from pg_ctl start returning to the
+  # first snowflake_next() that works, against the same wait for SELECT 1 (the baseline).
+  NODE_PORT=54406
+  cluster_init bench_node $NODE_PORT "idgen.worker_id_source = lease" \
+    "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$PORT dbname=postgres user=postgres'"
+  cluster_start bench_node
+  trap 'cluster_stop bench immediate; cluster_stop bench_node immediate' EXIT
+  q $NODE_PORT "CREATE EXTENSION pg_idgen"
+  first_ok() { # first_ok SQL -> ms from now until SQL succeeds
+    local t0 i
+    t0=$(date +%s%N)
+    for i in $(seq 1 1000); do q $NODE_PORT "$1" >/dev/null 2>&1 && break; sleep 0.005; done
+    echo $((($(date +%s%N) - t0) / 1000000))
+  }
+  best_sel=999999
+  best_sf=999999
+  keeper=""
+  for i in 1 2 3; do
+    cluster_stop bench_node fast
+    cluster_start bench_node
+    s1=$(first_ok "SELECT 1")
+    s2=$(first_ok "SELECT snowflake_next()")
+    ((s1 < best_sel)) && best_sel=$s1
+    ((s1 + s2 < best_sf)) && best_sf=$((s1 + s2))
+    keeper="$keeper$(q $NODE_PORT "SELECT first_lease_ms FROM idgen.worker_status") "
+  done
+  row "node start: first SELECT 1 after pg_ctl start (baseline)" "${best_sel} ms" ""
+  row "node start: first snowflake_next() in lease mode" "${best_sf} ms" ""
+  row "  keeper start to lease, 3 restarts" "${keeper% } ms" ""
+  cluster_stop bench_node fast
 fi
