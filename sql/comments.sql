@@ -67,3 +67,5 @@ COMMENT ON FUNCTION idgen.worker_lease_precheck(text) IS
   'Internal: refuses a lease call inside a transaction block (a ROLLBACK would undo the lease while its holder uses it); returns this layout''s largest worker id.';
 COMMENT ON FUNCTION idgen.worker_lease_state() IS
   'This node''s worker id source and, in lease mode, its lease as the keeper reports it; read it through the view idgen.worker_status.';
+COMMENT ON FUNCTION idgen.worker_free_at(idgen.workers) IS
+  'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';

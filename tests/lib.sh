@@ -17,7 +17,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 # Installs what is missing: Debian packages, then cargo-pgrx 0.18.1. Safe to run again.
 ensure_deps() {
   local need=() p
-  for p in postgresql-15 postgresql-server-dev-15 libclang-dev clang sudo faketime; do
+  for p in postgresql-15 postgresql-server-dev-15 libpq-dev libclang-dev clang sudo faketime python3-psycopg2; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
   done
   if ((${#need[@]})); then

@@ -63,15 +63,27 @@ CREATE INDEX workers_code ON idgen.workers (code);
 COMMENT ON TABLE idgen.workers IS 'Worker-id leases (seed 001): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token, +1 per holder), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
 SELECT pg_catalog.pg_extension_config_dump('idgen.workers', '');
 
--- When the next holder of a lease may start making IDs: after every ID of this holder.
+-- When a lease may be handed out again. A released one at once. An expired one once its holder
+-- has surely stopped: its own deadline is its last renewal + ttl (even if expires_at was moved
+-- earlier by hand), and the grace period covers the clock difference between holder and here.
+CREATE FUNCTION idgen.worker_free_at(w idgen.workers) RETURNS timestamptz
+LANGUAGE sql STABLE AS $$
+    SELECT CASE
+        WHEN w.released_at IS NOT NULL THEN w.released_at
+        ELSE greatest(w.expires_at, w.heartbeat_at + w.ttl)
+             + pg_catalog.current_setting('idgen.worker_lease_grace')::interval
+    END
+$$;
+
+-- When the next holder of a lease may start making IDs: after every ID of its previous holders.
 -- A released lease: after the holder's last reported time, or the release. An expired one: the
--- holder may have gone on until it expired, with its clock up to the grace period off.
+-- holder may have gone on for a ttl after its last report, with its clock off by the grace period.
 CREATE FUNCTION idgen.worker_start_after(w idgen.workers) RETURNS timestamptz
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE AS $$
     SELECT CASE
         WHEN w.released_at IS NOT NULL THEN greatest(w.last_ts, w.released_at)
-        ELSE greatest(w.last_ts + (w.expires_at - w.heartbeat_at), w.expires_at)
-             + current_setting('idgen.worker_lease_grace')::interval
+        ELSE greatest(w.last_ts + w.ttl + pg_catalog.current_setting('idgen.worker_lease_grace')::interval,
+                      idgen.worker_free_at(w))
     END
 $$;
 
@@ -118,7 +130,7 @@ BEGIN
     -- 1. The id this code held before, if it is free (seed 001, PriorityEqualCodeWorkId).
     SELECT * INTO r FROM idgen.workers w
      WHERE w.code = code AND w.worker_id BETWEEN lo AND hi
-       AND (w.released_at IS NOT NULL OR w.expires_at + grace <= clock_timestamp())
+       AND idgen.worker_free_at(w) <= clock_timestamp()
      ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
     IF NOT FOUND THEN
         -- 2. An id never leased. First the cheap places: lo, and above the highest leased id
@@ -164,13 +176,13 @@ BEGIN
         -- 3. The id that has been free the longest.
         SELECT * INTO r FROM idgen.workers w
          WHERE w.worker_id BETWEEN lo AND hi
-           AND (w.released_at IS NOT NULL OR w.expires_at + grace <= clock_timestamp())
-         ORDER BY coalesce(w.released_at, w.expires_at), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+           AND idgen.worker_free_at(w) <= clock_timestamp()
+         ORDER BY idgen.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
     END IF;
     IF r.worker_id IS NULL THEN
         SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
                count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at <= clock_timestamp()),
-               min(w.expires_at + grace) FILTER (WHERE w.released_at IS NULL)
+               min(idgen.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL)
           INTO n_held, n_grace, soonest
           FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
         RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
@@ -272,7 +284,7 @@ CREATE VIEW idgen.worker_leases AS
 SELECT w.worker_id, w.code,
        CASE WHEN w.released_at IS NOT NULL THEN 'released'
             WHEN w.expires_at > clock_timestamp() THEN 'held'
-            WHEN w.expires_at + current_setting('idgen.worker_lease_grace')::interval > clock_timestamp() THEN 'grace'
+            WHEN idgen.worker_free_at(w) > clock_timestamp() THEN 'grace'
             ELSE 'expired' END AS state,
        w.lease, w.host, w.pid, w.ttl, w.acquired_at, w.heartbeat_at, w.expires_at, w.released_at, w.last_ts,
        idgen.worker_start_after(w) AS next_start_after
@@ -353,6 +365,27 @@ mod tests {
         assert_eq!(ok, Some(true));
         let state = one::<String>("SELECT state FROM idgen.worker_leases WHERE worker_id = 2");
         assert_eq!(state.as_deref(), Some("expired"));
+    }
+
+    #[pg_test]
+    fn a_lease_expired_by_hand_is_free_only_after_its_holders_own_deadline() {
+        holder(5, "held");
+        Spi::run("SET LOCAL idgen.worker_lease_grace = '2s'").unwrap();
+        // An operator moves expires_at back: the holder's next heartbeat fails, but until then it
+        // may go on to its own deadline, its last renewal + ttl.
+        Spi::run(
+            "UPDATE idgen.workers SET expires_at = now() - interval '1 h' WHERE worker_id = 5",
+        )
+        .unwrap();
+        let (free, after) = Spi::get_two::<bool, bool>(
+            "SELECT idgen.worker_free_at(w) = w.heartbeat_at + w.ttl + interval '2 s',
+                    idgen.worker_start_after(w) = w.heartbeat_at + w.ttl + interval '2 s'
+               FROM idgen.workers w WHERE worker_id = 5",
+        )
+        .unwrap();
+        assert_eq!((free, after), (Some(true), Some(true)));
+        let state = one::<String>("SELECT state FROM idgen.worker_leases WHERE worker_id = 5");
+        assert_eq!(state.as_deref(), Some("grace"));
     }
 
     #[pg_test]
