@@ -50,7 +50,7 @@ pub static SEGMENT_PREFETCH: GucSetting<i32> = GucSetting::<i32>::new(20);
 pub static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
 /// Sighup: a range that lasts less than this doubles the next step (Leaf: 15 minutes).
 pub static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
-/// User: the longest a caller waits for the allocator to commit a range.
+/// Superuser (or GRANT SET ON PARAMETER): the longest a caller waits for the allocator.
 pub static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
 
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -254,7 +254,7 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (seed 001).",
         c"After it, segment_next() and idgen.segment_alloc() raise an error.",
         &SEGMENT_WAIT_TIMEOUT_MS,
         (1, 3_600_000),
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::UNIT_MS,
     );
     GucRegistry::define_enum_guc(

@@ -52,7 +52,7 @@ pub extern "C-unwind" fn _PG_init() {
     lease::keeper::register();
 }
 
-extension_sql_file!("../sql/comments.sql", name = "comments", finalize);
+extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[cfg(test)]
 pub mod pg_test {

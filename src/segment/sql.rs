@@ -9,7 +9,7 @@ use pgrx::prelude::*;
 /// Whether a business type exists, as the caller's transaction sees it.
 pub(super) fn type_exists(name: &str) -> bool {
     match Spi::get_one_with_args::<bool>(
-        "SELECT EXISTS (SELECT 1 FROM idgen.segments WHERE biz_type = $1)",
+        "SELECT idgen.segment_exists($1)",
         &[name.into()],
     ) {
         Ok(found) => found.unwrap_or(false),
@@ -253,6 +253,12 @@ CREATE TABLE idgen.segments (
     CHECK (step >= delta)
 );
 COMMENT ON TABLE idgen.segments IS 'Segment mode (Tinyid/Leaf, seed 002): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
+
+-- For segment_next() and segment_alloc(), which everyone may call, without access to the table.
+CREATE FUNCTION idgen.segment_exists(biz_type text) RETURNS boolean
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    SELECT EXISTS (SELECT 1 FROM idgen.segments s WHERE s.biz_type = segment_exists.biz_type)
+$$;
 
 -- max_id only moves forward: moving it back would hand out IDs again.
 CREATE FUNCTION idgen.segments_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$

@@ -1,3 +1,5 @@
+-- Run last in the install script: comments on every object, then privileges.
+
 -- Comments for \dx+ and \df+: every function and view says what it is for.
 COMMENT ON FUNCTION snowflake_next() IS
   'Next Snowflake ID of this node: unique across backends, restarts, crashes and clock steps; strictly increasing per node. Use as DEFAULT snowflake_next().';
@@ -69,3 +71,46 @@ COMMENT ON FUNCTION idgen.worker_lease_state() IS
   'This node''s worker id source and, in lease mode, its lease as the keeper reports it; read it through the view idgen.worker_status.';
 COMMENT ON FUNCTION idgen.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
+COMMENT ON FUNCTION idgen.segment_exists(text) IS
+  'Internal: whether a business type exists as the caller''s transaction sees it, for callers without access to idgen.segments.';
+
+-- Privileges. Making and decoding IDs is for everyone who can connect. Administration (segments,
+-- leases, the idgen tables) is for members of idgen_admin. Leasing worker ids and taking whole
+-- segment ranges is for members of idgen_client (idgen_admin includes it). The roles are created
+-- once per cluster and kept when the extension is dropped (other databases may use them).
+DO $roles$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'idgen_admin') THEN
+        CREATE ROLE idgen_admin NOLOGIN;
+        COMMENT ON ROLE idgen_admin IS 'pg_idgen administration: segments, worker leases, the idgen tables.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'idgen_client') THEN
+        CREATE ROLE idgen_client NOLOGIN;
+        COMMENT ON ROLE idgen_client IS 'pg_idgen clients: lease worker ids (idgen.worker_acquire/heartbeat/release) and take whole segment ranges (idgen.segment_alloc).';
+    END IF;
+    IF NOT pg_catalog.pg_has_role('idgen_admin', 'idgen_client', 'MEMBER') THEN
+        GRANT idgen_client TO idgen_admin;
+    END IF;
+END
+$roles$;
+
+GRANT USAGE ON SCHEMA idgen TO PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA idgen FROM PUBLIC;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen FROM PUBLIC;
+
+-- Everyone: how this node makes IDs.
+GRANT SELECT ON idgen.layouts, idgen.status, idgen.worker_status TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.layout_catalog(), idgen.node_status(), idgen.worker_lease_state(),
+    idgen.segment_exists(text) TO PUBLIC;
+
+-- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
+-- search_path; segment_alloc goes through the allocator worker.
+GRANT EXECUTE ON FUNCTION idgen.worker_acquire(text, interval, integer, integer),
+    idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint),
+    idgen.worker_release(integer, text, timestamp with time zone, bigint),
+    idgen.segment_alloc(text) TO idgen_client;
+
+-- Administrators: everything in idgen.
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen TO idgen_admin;
+GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.workers TO idgen_admin;
+GRANT SELECT ON idgen.segment_status, idgen.worker_leases TO idgen_admin;

@@ -1,0 +1,99 @@
+-- Privileges: making and decoding IDs is for everyone; administration is for idgen_admin;
+-- leasing worker ids and whole ranges for idgen_client. Each refusal is tried, not assumed.
+CREATE EXTENSION pg_idgen;
+CREATE ROLE idgen_test_plain LOGIN;
+CREATE ROLE idgen_test_app LOGIN IN ROLE idgen_client;
+CREATE ROLE idgen_test_admin LOGIN IN ROLE idgen_admin;
+SELECT idgen.segment_create('priv');
+
+-- A plain role makes and decodes IDs, and reads how the node makes them.
+SET ROLE idgen_test_plain;
+SELECT snowflake_next() > 0 AS snowflake, segment_next('priv') AS segment,
+       length(msgid_next(1, 'x')) AS msgid_length, id_to_text(1) AS text_form;
+SELECT worker_id FROM id_decode(snowflake_next());
+SELECT count(*) > 5 AS layouts FROM idgen.layouts;
+SELECT worker_id_source FROM idgen.status;
+SELECT source FROM idgen.worker_status;
+
+-- ... but cannot change any idgen.* setting, by any means.
+\set VERBOSITY sqlstate
+CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE sql;
+    RETURN 'allowed';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE;
+END $$;
+SELECT name, context, pg_temp.try(format('SET %s = %L', name, setting)) AS "SET",
+       pg_temp.try(format('SELECT set_config(%L, %L, false)', name, setting)) AS set_config,
+       pg_temp.try(format('ALTER ROLE idgen_test_plain SET %s = %L', name, setting)) AS alter_role
+  FROM pg_settings WHERE name LIKE 'idgen.%' ORDER BY name;
+ALTER SYSTEM SET idgen.max_drift = '1s';
+
+-- ... nor write the idgen tables.
+SELECT t, pg_temp.try(format('INSERT INTO %s DEFAULT VALUES', t)) AS ins,
+       pg_temp.try(format('UPDATE %s SET %s = %s', t, c, c)) AS upd,
+       pg_temp.try(format('DELETE FROM %s', t)) AS del,
+       pg_temp.try(format('TRUNCATE %s', t)) AS trunc,
+       pg_temp.try(format('SELECT * FROM %s', t)) AS sel
+  FROM unnest(ARRAY['idgen.segments', 'idgen.workers'], ARRAY['max_id', 'worker_id']) u(t, c);
+
+-- ... nor call an administration function, nor read the admin views.
+SELECT f, pg_temp.try('SELECT ' || f) AS result FROM unnest(ARRAY[
+    $$idgen.segment_create('x')$$, $$idgen.segment_alter('priv', 10)$$, $$idgen.segment_drop('priv')$$,
+    $$idgen.segment_alloc('priv')$$, $$idgen.segment_cache()$$,
+    $$idgen.worker_acquire('x')$$, $$idgen.worker_heartbeat(0, 'x')$$, $$idgen.worker_release(0, 'x')$$,
+    $$idgen.worker_lease_precheck('x')$$,
+    $$count(*) FROM idgen.segment_status$$, $$count(*) FROM idgen.worker_leases$$]) f;
+RESET ROLE;
+
+-- An application role in idgen_client leases worker ids and takes whole ranges, nothing more.
+SET ROLE idgen_test_app;
+SELECT worker_id, lease FROM idgen.worker_acquire('app-1');
+SELECT idgen.worker_heartbeat(0, 'app-1') > now() AS renewed;
+SELECT idgen.worker_release(0, 'app-1') AS released;
+SELECT start_id, end_id FROM idgen.segment_alloc('priv');
+SELECT pg_temp.try($$SELECT idgen.segment_create('x')$$) AS segment_create,
+       pg_temp.try($$DELETE FROM idgen.workers$$) AS delete_workers,
+       pg_temp.try($$SELECT * FROM idgen.worker_leases$$) AS read_leases;
+RESET ROLE;
+
+-- An administrator (not a superuser) does everything in idgen.
+SET ROLE idgen_test_admin;
+SELECT idgen.segment_create('admin-made', step => 5);
+SELECT idgen.segment_alter('admin-made', 7);
+SELECT segment_next('admin-made');
+SELECT biz_type, configured_step FROM idgen.segment_status WHERE biz_type = 'admin-made';
+SELECT worker_id, code, state FROM idgen.worker_leases;
+UPDATE idgen.workers SET host = 'retired' WHERE worker_id = 0;
+SELECT idgen.segment_drop('admin-made');
+SELECT pg_temp.try($$SET idgen.segment_wait_timeout = '1s'$$) AS admin_sets_wait_timeout;
+RESET ROLE;
+
+-- A superuser may let a role change the one per-session setting.
+GRANT SET ON PARAMETER idgen.segment_wait_timeout TO idgen_test_app;
+SET ROLE idgen_test_app;
+SET idgen.segment_wait_timeout = '2s';
+SHOW idgen.segment_wait_timeout;
+RESET ROLE;
+RESET idgen.segment_wait_timeout;
+REVOKE SET ON PARAMETER idgen.segment_wait_timeout FROM idgen_test_app;
+\set VERBOSITY default
+
+-- Every SECURITY DEFINER function of the extension pins its search_path.
+SELECT p.oid::regprocedure AS security_definer_function,
+       EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%') AS pins_search_path
+  FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_idgen')
+   AND d.deptype = 'e' AND d.classid = 'pg_proc'::regclass AND p.prosecdef
+ ORDER BY p.oid::regprocedure::text;
+
+-- What PUBLIC may execute in schema idgen: the status functions and one lookup, nothing else.
+SELECT p.oid::regprocedure AS public_function
+  FROM pg_proc p WHERE p.pronamespace = 'idgen'::regnamespace
+   AND has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
+ ORDER BY p.oid::regprocedure::text;
+
+DROP FUNCTION pg_temp.try(text);
+DROP EXTENSION pg_idgen;
+DROP ROLE idgen_test_plain, idgen_test_app, idgen_test_admin;
