@@ -73,6 +73,8 @@ COMMENT ON FUNCTION idgen.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
 COMMENT ON FUNCTION idgen.segment_exists(text) IS
   'Internal: whether a business type exists as the caller''s transaction sees it, for callers without access to idgen.segments.';
+COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
+  'Moves this node''s Snowflake and message-ID clocks past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
 
 -- Privileges. Making and decoding IDs is for everyone who can connect. Administration (segments,
 -- leases, the idgen tables) is for members of idgen_admin. Leasing worker ids and taking whole

@@ -11,11 +11,13 @@ mod idgen {
     use std::sync::atomic::Ordering::Relaxed;
 
     use pgrx::prelude::*;
+    use pgrx::PgSqlErrorCode;
 
     use crate::core::civil::format_utc_ms;
     use crate::core::layout::{unit_name, Field, Layout};
     use crate::core::presets::PRESET_NAMES;
     use crate::decode::ts_of_ms;
+    use crate::errors::{IdError, OrRaise};
     use crate::gucs;
     use crate::shmem;
     use crate::snowflake::{node, now_ms, reserved_until_ms};
@@ -83,6 +85,44 @@ mod idgen {
             })
             .collect();
         TableIterator::new(rows)
+    }
+
+    /// Moves this node's Snowflake and message-ID clocks past `ts`, durably: after a restore onto
+    /// a new server, a move of a worker id between machines, or a clock set back for good.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
+        let ms = crate::decode::ms_of_ts(ts).or_raise();
+        let limit = now_ms() + gucs::MAX_DRIFT_MS.get() as i64;
+        if ms > limit {
+            crate::errors::invalid(format!(
+                "idgen.snowflake_start_after: {} is more than idgen.max_drift ({} ms) ahead of the clock",
+                format_utc_ms(ms),
+                gucs::MAX_DRIFT_MS.get()
+            ))
+            .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
+            .raise();
+        }
+        let shared = shmem::shared();
+        crate::snowflake::check_can_generate(shared);
+        crate::snowflake::raise_floor_to_ms(ms);
+        if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(ms) {
+            shared
+                .msgid
+                .raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
+        }
+        // Reserve now, so the new floor is durable before this returns.
+        let g = node();
+        let (counter, _) = shared.generator.last();
+        crate::snowflake::PgReserver(&g.layout)
+            .extend(&shared.generator, (counter >> g.seq_bits()) + 1)
+            .map_err(|e| {
+                IdError::new(
+                    PgSqlErrorCode::ERRCODE_IO_ERROR,
+                    format!("could not persist the high-water mark: {e}"),
+                )
+            })
+            .or_raise();
+        ts_of_ms(g.layout.ms_of_tick((counter >> g.seq_bits()) + 1))
     }
 
     /// This node's generator: layout, worker id, last ID, drift, durable mark, counters.
@@ -184,3 +224,39 @@ COMMENT ON VIEW idgen.status IS 'This node''s Snowflake generator: layout, worke
     name = "status_views",
     requires = [idgen::layout_catalog, idgen::node_status],
 );
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn start_after_moves_the_next_ids_past_the_instant() {
+        let ts = Spi::get_one::<String>("SELECT (clock_timestamp() + interval '2 s')::text")
+            .unwrap()
+            .unwrap();
+        let starts = Spi::get_one::<bool>(&format!(
+            "SELECT idgen.snowflake_start_after('{ts}') > '{ts}'"
+        ))
+        .unwrap();
+        let sf = Spi::get_one::<bool>(&format!("SELECT id_timestamp(snowflake_next()) > '{ts}'"))
+            .unwrap();
+        let msg = Spi::get_one::<bool>(&format!(
+            "SELECT m.ts > '{ts}' FROM msgid_decode(msgid_next(1, 'x')) m"
+        ))
+        .unwrap();
+        assert_eq!((starts, sf, msg), (Some(true), Some(true), Some(true)));
+        let durable = Spi::get_one::<bool>(
+            "SELECT persisted_mark > clock_timestamp() + interval '1 s' FROM idgen.status",
+        )
+        .unwrap();
+        assert_eq!(durable, Some(true));
+    }
+
+    #[pg_test(
+        error = "idgen.snowflake_start_after: 2100-01-01 00:00:00.000 UTC is more than idgen.max_drift (60000 ms) ahead of the clock"
+    )]
+    fn start_after_refuses_the_far_future() {
+        Spi::run("SELECT idgen.snowflake_start_after('2100-01-01 UTC')").unwrap();
+    }
+}

@@ -8,10 +8,7 @@ use pgrx::prelude::*;
 
 /// Whether a business type exists, as the caller's transaction sees it.
 pub(super) fn type_exists(name: &str) -> bool {
-    match Spi::get_one_with_args::<bool>(
-        "SELECT idgen.segment_exists($1)",
-        &[name.into()],
-    ) {
+    match Spi::get_one_with_args::<bool>("SELECT idgen.segment_exists($1)", &[name.into()]) {
         Ok(found) => found.unwrap_or(false),
         Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
             .raise(),
