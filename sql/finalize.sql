@@ -71,8 +71,6 @@ COMMENT ON FUNCTION idgen.worker_lease_state() IS
   'This node''s worker id source and, in lease mode, its lease as the keeper reports it; read it through the view idgen.worker_status.';
 COMMENT ON FUNCTION idgen.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
-COMMENT ON FUNCTION idgen.segment_exists(text) IS
-  'Internal: whether a business type exists as the caller''s transaction sees it, for callers without access to idgen.segments.';
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
   'Moves this node''s Snowflake and message-ID clocks past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
 
@@ -102,8 +100,8 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen FROM PUBLIC;
 
 -- Everyone: how this node makes IDs.
 GRANT SELECT ON idgen.layouts, idgen.status, idgen.worker_status TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen.layout_catalog(), idgen.node_status(), idgen.worker_lease_state(),
-    idgen.segment_exists(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.layout_catalog(), idgen.node_status(), idgen.worker_lease_state()
+    TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -25,6 +25,7 @@ step() { # step NAME COMMAND...: runs it, records pass or fail, goes on either w
 
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --all-targets --features "pg15 pg_test" --no-default-features -- -D warnings
+step "released SQL scripts unchanged" bash tests/check_released.sh
 
 log "unit tests and #[pg_test]s"
 $SUDO mkdir -p "$WORK" && $SUDO chown postgres "$WORK"

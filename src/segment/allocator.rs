@@ -169,6 +169,17 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
             )
         };
     }
+    // The worker runs as a superuser in a database whose owner may have set its search_path:
+    // resolve names in pg_catalog only, so no one's functions or operators run as the worker.
+    // SAFETY: setting a GUC for this process only.
+    unsafe {
+        pg_sys::SetConfigOption(
+            c"search_path".as_ptr(),
+            c"pg_catalog, pg_temp".as_ptr(),
+            pg_sys::GucContext::PGC_SUSET,
+            pg_sys::GucSource::PGC_S_OVERRIDE,
+        )
+    };
     let mut idle_since = now_ms();
     // How long the last transaction took to commit: sizes ranges for fast callers.
     let mut refill_latency_us = 1000;

@@ -5,10 +5,37 @@
 #![allow(clippy::type_complexity)]
 
 use pgrx::prelude::*;
+use pgrx::{pg_sys, PgTryBuilder};
 
-/// Whether a business type exists, as the caller's transaction sees it.
+/// Whether a business type exists, as the caller's transaction sees it. Everyone may call
+/// segment_next(), but only administrators may read idgen.segments: the lookup runs as the
+/// bootstrap superuser, with every operator schema-qualified so the caller's search_path cannot
+/// put its own code in it. (No SQL helper: this binary must also serve an extension whose SQL is
+/// still at an older version, before ALTER EXTENSION ... UPDATE.)
 pub(super) fn type_exists(name: &str) -> bool {
-    match Spi::get_one_with_args::<bool>("SELECT idgen.segment_exists($1)", &[name.into()]) {
+    let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
+    // SAFETY: saving and switching the current user id, as SECURITY DEFINER functions do; an
+    // ERROR in between is unwound by PgTryBuilder's finally, and (sub)transaction abort restores
+    // it as well.
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
+        pg_sys::SetUserIdAndSecContext(
+            pg_sys::Oid::from(pg_sys::BOOTSTRAP_SUPERUSERID),
+            context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
+        );
+    }
+    let found = PgTryBuilder::new(|| {
+        Spi::get_one_with_args::<bool>(
+            "SELECT EXISTS (SELECT 1 FROM idgen.segments WHERE biz_type OPERATOR(pg_catalog.=) $1)",
+            &[name.into()],
+        )
+    })
+    .finally(|| {
+        // SAFETY: restores what was saved above.
+        unsafe { pg_sys::SetUserIdAndSecContext(user, context) }
+    })
+    .execute();
+    match found {
         Ok(found) => found.unwrap_or(false),
         Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
             .raise(),
@@ -250,12 +277,6 @@ CREATE TABLE idgen.segments (
     CHECK (step >= delta)
 );
 COMMENT ON TABLE idgen.segments IS 'Segment mode (Tinyid/Leaf, seed 002): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
-
--- For segment_next() and segment_alloc(), which everyone may call, without access to the table.
-CREATE FUNCTION idgen.segment_exists(biz_type text) RETURNS boolean
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT EXISTS (SELECT 1 FROM idgen.segments s WHERE s.biz_type = segment_exists.biz_type)
-$$;
 
 -- max_id only moves forward: moving it back would hand out IDs again.
 CREATE FUNCTION idgen.segments_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$

@@ -88,7 +88,7 @@ SELECT p.oid::regprocedure AS security_definer_function,
    AND d.deptype = 'e' AND d.classid = 'pg_proc'::regclass AND p.prosecdef
  ORDER BY p.oid::regprocedure::text;
 
--- What PUBLIC may execute in schema idgen: the status functions and one lookup, nothing else.
+-- What PUBLIC may execute in schema idgen: the status functions, nothing else.
 SELECT p.oid::regprocedure AS public_function
   FROM pg_proc p WHERE p.pronamespace = 'idgen'::regnamespace
    AND has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Upgrades: install the released 0.1.0 (its install script is kept, frozen, in sql/released/),
+# make data with it, ALTER EXTENSION pg_idgen UPDATE, and check that
+#   - the data is kept and IDs go on without a repeat (segments above max_id, Snowflake above);
+#   - what 0.2.0 added works (leases, privileges);
+#   - the upgraded extension is the same, object for object, as a fresh install of the new
+#     version: members, function definitions, views, columns, constraints, indexes, comments,
+#     privileges and the tables pg_dump keeps.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=54408
+EXTDIR="$("$PG_CONFIG" --sharedir)/extension"
+NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)
+cluster_init upgrade $PORT
+cluster_start upgrade
+trap 'cluster_stop upgrade immediate' EXIT
+for f in "$REPO"/sql/released/pg_idgen--*.sql; do $SUDO install -m 644 "$f" "$EXTDIR/"; done
+
+q $PORT "CREATE DATABASE old" && q $PORT "CREATE DATABASE fresh"
+qdb $PORT old "CREATE EXTENSION pg_idgen VERSION '0.1.0'"
+qdb $PORT old "SELECT idgen.segment_create('order', step => 100)" >/dev/null
+qdb $PORT old "CREATE TABLE seg AS SELECT segment_next('order') AS id FROM generate_series(1, 250);
+               CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int);
+               INSERT INTO t (v) SELECT g FROM generate_series(1, 1000) g" >/dev/null
+check "0.1.0 installed and used" eq "$(qdb $PORT old "SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'")|$(qdb $PORT old "SELECT count(*) FROM t")" "0.1.0|1000"
+
+qdb $PORT old "ALTER EXTENSION pg_idgen UPDATE"
+check "ALTER EXTENSION pg_idgen UPDATE reaches $NEW" eq "$(qdb $PORT old "SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'")" "$NEW"
+check "segments: the type is kept and IDs go on above the old ones" eq \
+  "$(qdb $PORT old "SELECT segment_next('order') > (SELECT max(id) FROM seg) AND (SELECT step FROM idgen.segments WHERE biz_type = 'order') = 100")" t
+check "Snowflake: IDs go on above the old ones" eq "$(qdb $PORT old "INSERT INTO t (v) VALUES (0) RETURNING id > (SELECT max(id) FROM t WHERE v > 0)")" t
+check "leases work after the upgrade" eq "$(qdb $PORT old "SELECT worker_id FROM idgen.worker_acquire('after-upgrade')")" 0
+qdb $PORT old "CREATE ROLE upgrade_plain LOGIN" >/dev/null
+check "privileges after the upgrade: a plain role cannot administer" eq \
+  "$(psql -h 127.0.0.1 -p $PORT -U upgrade_plain -d old -X -q -A -t -c "SELECT idgen.segment_create('x')" 2>&1 | grep -c 'permission denied')" 1
+check "privileges after the upgrade: a plain role still makes IDs" eq \
+  "$(psql -h 127.0.0.1 -p $PORT -U upgrade_plain -d old -X -q -A -t -c "SELECT segment_next('order') > 0 AND snowflake_next() > 0")" t
+
+qdb $PORT fresh "CREATE EXTENSION pg_idgen"
+describe() { # DB -> the extension's objects, one canonical line each
+  qdb $PORT "$1" "
+WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'pg_idgen'),
+m AS (SELECT classid, objid FROM pg_depend WHERE refobjid = (SELECT oid FROM ext) AND deptype = 'e')
+SELECT 'member ' || pg_describe_object(classid, objid, 0) FROM m
+UNION ALL
+SELECT 'function ' || p.oid::regprocedure || ' ' || md5(pg_get_functiondef(p.oid)) || ' acl=' || coalesce(p.proacl::text, '-')
+       || ' comment=' || md5(coalesce(obj_description(p.oid, 'pg_proc'), '-'))
+  FROM m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
+UNION ALL
+SELECT 'relation ' || c.oid::regclass || ' ' || c.relkind::text || ' acl=' || coalesce(c.relacl::text, '-')
+       || ' comment=' || md5(coalesce(obj_description(c.oid, 'pg_class'), '-'))
+       || ' view=' || coalesce(md5(pg_get_viewdef(c.oid)), '-')
+       || ' columns=' || coalesce((SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull
+                                  || ':' || coalesce(pg_get_expr(d.adbin, d.adrelid), ''), ',' ORDER BY a.attnum)
+                                  FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+                                  WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '-')
+       || ' constraints=' || coalesce((SELECT string_agg(pg_get_constraintdef(k.oid), ',' ORDER BY pg_get_constraintdef(k.oid))
+                                  FROM pg_constraint k WHERE k.conrelid = c.oid), '-')
+       || ' indexes=' || coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), ',' ORDER BY 1)
+                                  FROM pg_index i WHERE i.indrelid = c.oid), '-')
+       || ' triggers=' || coalesce((SELECT string_agg(pg_get_triggerdef(g.oid), ',' ORDER BY 1)
+                                  FROM pg_trigger g WHERE g.tgrelid = c.oid AND NOT g.tgisinternal), '-')
+  FROM m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
+UNION ALL
+SELECT 'dumped ' || string_agg(x::regclass::text, ',' ORDER BY x::regclass::text)
+  FROM pg_extension, unnest(extconfig) x WHERE extname = 'pg_idgen'
+UNION ALL
+SELECT 'schema idgen acl=' || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = 'idgen'
+ORDER BY 1"
+}
+describe old >"$WORK/upgrade.old"
+describe fresh >"$WORK/upgrade.fresh"
+check "the upgraded extension equals a fresh install ($(wc -l <"$WORK/upgrade.fresh") lines compared)" \
+  diff -u "$WORK/upgrade.fresh" "$WORK/upgrade.old"
+finish
