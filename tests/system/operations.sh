@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# What an operator does, on real clusters:
+#   - pg_dump / pg_restore of a database that uses pg_idgen into a new cluster: the idgen tables'
+#     rows come along (segments and worker leases), segment IDs go on above what was handed out,
+#     a lease held at dump time is not handed out again, and after
+#     idgen.snowflake_start_after(the newest restored ID's time) Snowflake IDs are above every
+#     restored one;
+#   - a node in lease mode with a physical standby (pg_basebackup): the standby takes no lease and
+#     refuses to generate, decodes; promoted after the primary dies, it leases its own worker id
+#     (the old primary's is still held) and its IDs are above every ID of the old primary.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+A=54409
+B=54410
+P=54411
+S=54412
+OUT="$WORK/operations.out"
+SECONDS=0
+phase() { echo "  ($SECONDS s) $*"; }
+trap 'for n in ops_a ops_b ops_p ops_s; do cluster_stop $n immediate; done' EXIT
+rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$OUT"
+
+phase "pg_dump / pg_restore into a new cluster"
+cluster_init ops_a $A "idgen.worker_lease_grace = '1s'"
+cluster_init ops_b $B
+cluster_start ops_a
+cluster_start ops_b
+q $A "CREATE EXTENSION pg_idgen"
+q $A "SELECT idgen.segment_create('order', step => 100, delta => 2, remainder => 1)" >/dev/null
+q $A "CREATE TABLE seg AS SELECT segment_next('order') AS id FROM generate_series(1, 250)"
+q $A "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int)"
+q $A "INSERT INTO t (v) SELECT g FROM generate_series(1, 5000) g"
+held=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-held', '10 min')")
+rel=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-gone', '10 min')")
+q $A "SELECT idgen.worker_release($rel, 'app-gone')" >/dev/null
+as_pg "$PGBIN/pg_dump" -h 127.0.0.1 -p $A -U postgres -Fc -f "$OUT/a.dump" postgres
+q $B "CREATE DATABASE restored"
+as_pg "$PGBIN/pg_restore" -h 127.0.0.1 -p $B -U postgres -d restored "$OUT/a.dump"
+rows() { qdb "$1" "$2" "SELECT string_agg(format('%s', s), ';' ORDER BY 1) FROM (SELECT biz_type, max_id, step, delta, remainder, version FROM idgen.segments) s"; }
+check "restore: idgen.segments rows came along" eq "$(rows $B restored)" "$(rows $A postgres)"
+wrows() { qdb "$1" "$2" "SELECT string_agg(format('%s|%s|%s|%s', worker_id, code, lease, released_at IS NOT NULL), ';' ORDER BY worker_id) FROM idgen.workers"; }
+check "restore: idgen.workers rows came along" eq "$(wrows $B restored)" "$(wrows $A postgres)"
+check "restore: segment IDs go on above every ID handed out before" eq \
+  "$(qdb $B restored "SELECT min(x) > (SELECT max(id) FROM seg) AND bool_and(x % 2 = 1) FROM (SELECT segment_next('order') AS x FROM generate_series(1, 500)) s")" t
+check "restore: the lease held at dump time is not handed out again" eq \
+  "$(qdb $B restored "SELECT worker_id FROM idgen.worker_acquire('newcomer', '1 min', $held, $held)" 2>&1 | grep -c 'no worker id is free')" 1
+check "restore: the released one is" eq "$(qdb $B restored "SELECT worker_id FROM idgen.worker_acquire('newcomer', '1 min', $rel, $rel)")" "$rel"
+qdb $B restored "SELECT idgen.snowflake_start_after(max(id_timestamp(id))) FROM t" >/dev/null
+check "restore: after snowflake_start_after, new Snowflake IDs are above every restored one" eq \
+  "$(qdb $B restored "INSERT INTO t (v) SELECT 0 FROM generate_series(1, 1000) RETURNING id" | sort -n | head -1 |
+      xargs -I{} psql -h 127.0.0.1 -p $B -U postgres -d restored -X -q -A -t -c "SELECT {} > max(id) FROM t WHERE v > 0")" t
+cluster_stop ops_b immediate
+
+phase "a lease-mode primary and its standby"
+cluster_init ops_p $P "idgen.worker_id_source = lease" "idgen.worker_lease_ttl = '3s'" \
+  "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$A dbname=postgres user=postgres'"
+cluster_start ops_p
+q $P "CREATE EXTENSION pg_idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int)"
+for i in $(seq 1 300); do q $P "SELECT snowflake_next()" >/dev/null 2>&1 && break; sleep 0.01; done
+wp=$(q $P "SELECT worker_id FROM idgen.worker_status")
+sdir=$(cluster_dir ops_s)
+as_pg rm -rf "$sdir"
+as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p $P -U postgres -D "$sdir" -R -X stream
+as_pg sed -i "s/^port = .*/port = $S/" "$sdir/postgresql.conf"
+cluster_start ops_s
+q $P "INSERT INTO t (v) SELECT g FROM generate_series(1, 20000) g"
+for i in $(seq 1 300); do [ "$(q $S "SELECT count(*) FROM t")" = 20000 ] && break; sleep 0.05; done
+check "standby: refuses to generate (25006)" eq "$(q $S "SELECT snowflake_next()" 2>&1 | grep -c 'cannot generate IDs on a standby server')" 1
+check "standby: decodes the primary's IDs (worker id $wp)" eq "$(q $S "SELECT DISTINCT d.worker_id FROM t, id_decode(t.id) d")" "$wp"
+check "standby: took no lease (only the primary's is held)" eq \
+  "$(q $A "SELECT count(*) FROM idgen.worker_leases WHERE state = 'held' AND code LIKE 'pg_idgen:%'")|$(q $S "SELECT coalesce(worker_id::text, 'none') FROM idgen.worker_status")" "1|none"
+last_p=$(q $P "SELECT max(id) FROM t")
+cluster_stop ops_p immediate
+as_pg "$PGBIN/pg_ctl" -D "$sdir" -w promote >/dev/null
+for i in $(seq 1 500); do q $S "SELECT snowflake_next()" >/dev/null 2>&1 && break; sleep 0.01; done
+ws=$(q $S "SELECT worker_id FROM idgen.worker_status")
+check "promoted: leased its own worker id ($ws), not the old primary's ($wp), which is still held" test -n "$ws" -a "$ws" != "$wp"
+check "promoted: its IDs are above every ID of the old primary" eq \
+  "$(q $S "INSERT INTO t (v) VALUES (-1) RETURNING id > $last_p")" t
+check "no server logged a crash" eq "$(cat "$WORK"/ops_*/server.log | grep -c 'PANIC\|terminated by signal')" 0
+finish
