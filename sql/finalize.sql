@@ -74,6 +74,9 @@ COMMENT ON FUNCTION idgen.worker_free_at(idgen.workers) IS
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
   'Moves this node''s Snowflake and message-ID clocks past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
 
+COMMENT ON SCHEMA idgen IS
+  'pg_idgen administration: segments, worker-id leases, status views. Generators and decoders are in the extension''s own schema.';
+
 -- Privileges. Making and decoding IDs is for everyone who can connect. Administration (segments,
 -- leases, the idgen tables) is for members of idgen_admin. Leasing worker ids and taking whole
 -- segment ranges is for members of idgen_client (idgen_admin includes it). The roles are created

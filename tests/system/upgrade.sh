@@ -64,7 +64,7 @@ UNION ALL
 SELECT 'dumped ' || string_agg(x::regclass::text, ',' ORDER BY x::regclass::text)
   FROM pg_extension, unnest(extconfig) x WHERE extname = 'pg_idgen'
 UNION ALL
-SELECT 'schema idgen acl=' || coalesce(nspacl::text, '-') FROM pg_namespace WHERE nspname = 'idgen'
+SELECT 'schema idgen acl=' || coalesce(nspacl::text, '-') || ' comment=' || md5(coalesce(obj_description(oid, 'pg_namespace'), '-')) FROM pg_namespace WHERE nspname = 'idgen'
 ORDER BY 1"
 }
 describe old >"$WORK/upgrade.old"
