@@ -153,7 +153,15 @@ impl Keeper {
 
     fn conn(&mut self) -> Result<&Conn, CallError> {
         if self.conn.is_none() {
-            self.conn = Some(Conn::connect(&self.conninfo, CALL_TIMEOUT)?);
+            let conn = Conn::connect(&self.conninfo, CALL_TIMEOUT)?;
+            // Names in our calls resolve in pg_catalog and idgen only, whatever the role's
+            // search_path on the coordinator.
+            conn.query_row(
+                "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false)",
+                &[],
+                CALL_TIMEOUT,
+            )?;
+            self.conn = Some(conn);
         }
         Ok(self.conn.as_ref().expect("set above"))
     }
