@@ -31,3 +31,10 @@ SELECT biz_type, max_id, current_step, ids_left, refills_ahead, refills_waited F
 SELECT msgid_next(1, 'group:1001') AS msgid FROM generate_series(1, 3);
 SELECT * FROM msgid_decode(msgid_next(2, 'room:7'));
 SELECT id, id_to_text(id) AS base62, id_to_text(id, 'base32') AS base32 FROM orders ORDER BY id;
+
+-- Worker-id leases for app servers that run their own Snowflake library (seed 001): the same
+-- code gets its id back; heartbeat with the last ID's time; give it back on the way out.
+SELECT * FROM idgen.worker_acquire('10.0.0.7:8080#demo', ttl => '30 seconds');
+SELECT worker_id, code, state, lease, expires_at FROM idgen.worker_leases;
+SELECT idgen.worker_release(w.worker_id, w.code, clock_timestamp()) AS released
+  FROM idgen.workers w WHERE w.code = '10.0.0.7:8080#demo' AND w.released_at IS NULL;
