@@ -13,7 +13,10 @@ NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)
 cluster_init upgrade $PORT
 cluster_start upgrade
 trap 'cluster_stop upgrade immediate' EXIT
-for f in "$REPO"/sql/released/pg_idgen--*.sql; do $SUDO install -m 644 "$f" "$EXTDIR/"; done
+# The released install scripts of older versions (the current version's comes from this build).
+for f in "$REPO"/sql/released/pg_idgen--*.sql; do
+  [ "$(basename "$f")" = "pg_idgen--$NEW.sql" ] || $SUDO install -m 644 "$f" "$EXTDIR/"
+done
 
 q $PORT "CREATE DATABASE old" && q $PORT "CREATE DATABASE fresh"
 qdb $PORT old "CREATE EXTENSION pg_idgen VERSION '0.1.0'"
