@@ -115,6 +115,9 @@ struct Held {
     worker_id: i32,
     lease_no: i64,
     word: u64,
+    /// The ttl the lease was taken with: the coordinator renews by it, whatever a reload of
+    /// idgen.worker_lease_ttl says since, so the local deadline must use it too.
+    ttl_ms: u64,
 }
 
 struct Keeper {
@@ -170,7 +173,7 @@ impl Keeper {
         let result = match self
             .held
             .as_ref()
-            .map(|h| (h.worker_id, h.lease_no, h.word))
+            .map(|h| (h.worker_id, h.lease_no, h.word, h.ttl_ms))
         {
             None => self.acquire(),
             Some(h) => self.renew(h),
@@ -233,13 +236,16 @@ impl Keeper {
             worker_id,
             lease_no,
             word,
+            ttl_ms: ttl,
         });
         self.next_due_ns = sent + renew_every_ms(ttl) as i64 * 1_000_000;
         Ok(())
     }
 
-    fn renew(&mut self, (worker_id, lease_no, word): (i32, i64, u64)) -> Result<(), CallError> {
-        let ttl = Self::ttl_ms();
+    fn renew(
+        &mut self,
+        (worker_id, lease_no, word, ttl): (i32, i64, u64, u64),
+    ) -> Result<(), CallError> {
         let params = [
             Some(worker_id.to_string()),
             Some(self.code.clone()),
@@ -309,7 +315,8 @@ impl Keeper {
             pgrx::warning!("pg_idgen lease keeper: {msg}");
             self.logged = Some(msg);
         }
-        self.next_due_ns = mono_ns() + retry_after_ms(Self::ttl_ms()) as i64 * 1_000_000;
+        let ttl = self.held.as_ref().map_or_else(Self::ttl_ms, |h| h.ttl_ms);
+        self.next_due_ns = mono_ns() + retry_after_ms(ttl) as i64 * 1_000_000;
     }
 
     /// Marks a lease that ran out without a renewal; the generator already refuses by itself.
