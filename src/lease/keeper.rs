@@ -198,6 +198,15 @@ impl Keeper {
         let lease_no = required(int(&row, 1)?)?;
         let expires_ms = required(int(&row, 2)?)?;
         let start_after = int(&row, 3)?;
+        if !(lo..=hi).contains(&worker_id) {
+            // Never use an id outside the range asked for (it might not fit the layout).
+            return Err(CallError {
+                sqlstate: None,
+                message: format!(
+                    "the coordinator granted worker id {worker_id}, outside the range {lo} to {hi} asked for"
+                ),
+            });
+        }
         // Above every ID of the previous holders first; only then may anyone use the id.
         if let Some(ms) = start_after {
             snowflake::raise_floor_to_ms(ms);
