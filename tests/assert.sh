@@ -9,6 +9,16 @@ check() { # check "what" TEST-COMMAND...
   if "$@"; then echo "  ok: $what"; else echo "  FAIL: $what"; FAILS=$((FAILS + 1)); fi
 }
 eq() { [ "$1" = "$2" ] || { echo "    expected '$2', got '$1'" >&2; return 1; }; }
+ne() { [ "$1" != "$2" ] || { echo "    expected anything but '$2'" >&2; return 1; }; }
+# show_errors FILE...: print (to stderr, indented) the start of any of FILES that is not empty, so
+# that a failed "no error" check says which error it was.
+show_errors() {
+  local f
+  for f in "$@"; do
+    [ -s "$f" ] && { echo "    $f:"; head -c 1500 "$f" | sed 's/^/      /'; } >&2
+  done
+  return 0
+}
 finish() {
   [ "$FAILS" -eq 0 ] && echo "  all checks passed" && exit 0
   echo "  $FAILS check(s) failed"

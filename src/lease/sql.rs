@@ -102,9 +102,12 @@ DECLARE
     top integer;
     starts integer[];
     c integer;
-    tries integer := 0;
+    tries integer;
+    skipped integer;
+    attempt integer;
     n_held bigint;
     n_grace bigint;
+    n_rows bigint;
     soonest timestamptz;
 BEGIN
     hi := idgen.worker_lease_precheck('worker_acquire');
@@ -132,7 +135,16 @@ BEGIN
      WHERE w.code = code AND w.worker_id BETWEEN lo AND hi
        AND idgen.worker_free_at(w) <= clock_timestamp()
      ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
-    IF NOT FOUND THEN
+    -- 2. and 3., tried again while the range has an id never leased that others were claiming
+    -- as we looked (a loser of a race must not be told "none is free" while one is).
+    <<attempts>>
+    FOR attempt IN 1..8 LOOP
+        EXIT attempts WHEN r.worker_id IS NOT NULL;
+        IF attempt > 1 THEN
+            PERFORM pg_sleep(0.001 * attempt);
+        END IF;
+        tries := 0;
+        skipped := 0;
         -- 2. An id never leased. First the cheap places: lo, and above the highest leased id
         -- (index lookups). Only when those are taken, the gaps between leased ids (a scan of the
         -- range, which then holds at most hi - lo + 1 rows).
@@ -150,11 +162,14 @@ BEGIN
             END IF;
             FOREACH gap IN ARRAY starts LOOP
                 c := gap;
-                WHILE c <= hi AND tries < 64 LOOP
-                    tries := tries + 1;
+                WHILE c <= hi AND tries < 64 AND skipped < 4096 LOOP
                     -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
-                    -- LOCKED does for rows. ON CONFLICT skips ids that are taken.
-                    IF pg_try_advisory_xact_lock(1768161281, c) THEN
+                    -- LOCKED does for rows (cheap, and bounded by the number of acquirers at
+                    -- once). ON CONFLICT finds ids committed since we looked.
+                    IF NOT pg_try_advisory_xact_lock(1768161281, c) THEN
+                        skipped := skipped + 1;
+                    ELSE
+                        tries := tries + 1;
                         INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
                                                         acquired_at, heartbeat_at, expires_at)
                         VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), 1, ttl,
@@ -167,10 +182,16 @@ BEGIN
                         END IF;
                         -- c is taken; the ids right above it probably are too: go to the next start.
                         EXIT WHEN pass = 1 AND gap = lo;
+                        IF pass = 1 THEN
+                            -- Others committed ids above the top we saw: look for the top again
+                            -- rather than walk behind them one id at a time.
+                            SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+                            c := greatest(c, top);
+                        END IF;
                     END IF;
                     c := c + 1;
                 END LOOP;
-                EXIT passes WHEN tries >= 64;
+                EXIT passes WHEN tries >= 64 OR skipped >= 4096;
             END LOOP;
         END LOOP;
         -- 3. The id that has been free the longest.
@@ -178,18 +199,24 @@ BEGIN
          WHERE w.worker_id BETWEEN lo AND hi
            AND idgen.worker_free_at(w) <= clock_timestamp()
          ORDER BY idgen.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
-    END IF;
+        -- Nothing free: true when every id of the range has a row; otherwise another acquirer
+        -- holds the advisory lock of each id not yet leased, and may yet roll back.
+        EXIT attempts WHEN r.worker_id IS NULL
+            AND (SELECT count(*) FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi) > hi - lo;
+    END LOOP;
     IF r.worker_id IS NULL THEN
         SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
                count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at <= clock_timestamp()),
-               min(idgen.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL)
-          INTO n_held, n_grace, soonest
+               min(idgen.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
+               count(*)
+          INTO n_held, n_grace, soonest, n_rows
           FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
         RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
                 lo, hi, n_held, n_grace
             USING ERRCODE = '53000',
                   DETAIL = format('An expired lease can be taken again %s s after it expires (idgen.worker_lease_grace). The soonest is free at %s.',
-                                  extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet: another acquirer is claiming the last free id')),
+                                  extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet'))
+                           || CASE WHEN n_rows <= hi - lo THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', hi - lo + 1 - n_rows) ELSE '' END,
                   HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
     END IF;
     start_after := idgen.worker_start_after(r);

@@ -5,6 +5,7 @@
 #   - 32 clients acquiring and releasing in a loop: every (worker id, lease number) is unique and
 #     each id's lease numbers run 1..n without a gap, so no acquisition was lost or doubled;
 #   - 40 clients at once on a range of 16 ids: exactly 16 win, 24 get 53000 naming the count;
+#   - 100 ids being claimed by acquirers slow to commit: the next acquirer skips them;
 #   - a holder killed without release: its id comes back only after ttl + grace, and the next
 #     holder is told to start after the killed holder's last reported time.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
@@ -27,6 +28,7 @@ done
 wait
 cat "$OUT"/acq.*.out >"$OUT/acquired"
 check "32 clients: 640 acquisitions, no error" eq "$(wc -l <"$OUT/acquired") $(cat "$OUT"/acq.*.err | wc -c)" "640 0"
+show_errors "$OUT"/acq.*.err
 check "32 clients: 640 distinct worker ids" eq "$(cut -d'|' -f1 "$OUT/acquired" | sort -u | wc -l)" 640
 check "32 clients: the table agrees (640 held leases, one per code)" eq \
   "$(q $PORT "SELECT count(*), count(DISTINCT code) FROM idgen.worker_leases WHERE state = 'held'")" "640|640"
@@ -42,6 +44,7 @@ done
 wait
 cat "$OUT"/loop.*.out >"$OUT/cycles"
 check "acquire/release loop: 960 cycles, no error" eq "$(wc -l <"$OUT/cycles") $(cat "$OUT"/loop.*.err | wc -c)" "960 0"
+show_errors "$OUT"/loop.*.err
 check "acquire/release loop: every release found its own lease" eq "$(grep -vc '|true$' "$OUT/cycles")" 0
 check "acquire/release loop: (worker id, lease) pairs are unique" eq "$(cut -d'|' -f1,2 "$OUT/cycles" | sort | uniq -d | wc -l)" 0
 check "acquire/release loop: each id's leases run 1..n (none lost or doubled)" eq \
@@ -60,6 +63,25 @@ check "exhaustion: the other 24 were told none is free and how many are held" eq
   "$(grep -lE 'no worker id is free between 1000 and 1015: ([0-9]|1[0-6]) held' "$OUT"/tiny.*.err | wc -l)" 24
 check "exhaustion: the table holds exactly the 16 winners" eq \
   "$(q $PORT "SELECT count(*) FROM idgen.worker_leases WHERE worker_id BETWEEN 1000 AND 1015 AND state = 'held'")" 16
+
+# Acquirers slow to commit: another session holds the claim locks of ids 3000..3099, as 100
+# acquirers in the middle of claiming them would. An acquirer skips them, it does not give up
+# (before 0.2.1 it gave up after 64 ids and said none was free); and when every free id is being
+# claimed, the error says so.
+psqlc -c "BEGIN" -c "SELECT pg_advisory_xact_lock(1768161281, g) FROM generate_series(3000, 3099) g" \
+  -c "SELECT pg_sleep(60)" -c "COMMIT" >/dev/null 2>&1 &
+stuck=$!
+for i in $(seq 1 100); do
+  [ "$(q $PORT "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1768161281 AND granted")" = 100 ] && break
+  sleep 0.1
+done
+check "slow claimants: past 100 ids being claimed, the acquirer takes the next one" eq \
+  "$(q $PORT "SELECT worker_id FROM idgen.worker_acquire('past-claimants', '1 min', 3000, 3199)" 2>&1)" 3100
+check "slow claimants: with every free id being claimed, 53000 says so" eq \
+  "$(psqlc -v VERBOSITY=verbose -c "SELECT idgen.worker_acquire('all-claimed', '1 min', 3000, 3099)" 2>&1 |
+     grep -cE '^ERROR:  53000: no worker id is free between 3000 and 3099: 0 held|The other 100 ids of the range were being claimed by other acquirers')" 2
+q $PORT "SELECT pg_terminate_backend(pid) FROM (SELECT DISTINCT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 1768161281) l" >/dev/null
+wait $stuck || true  # its session was terminated
 
 # A holder that dies without a release: its id is not reusable before ttl + grace, and the next
 # holder starts after the dead holder's last reported time (1.5 s ahead of the clock here).

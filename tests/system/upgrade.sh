@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Upgrades: install the released 0.1.0 (its install script is kept, frozen, in sql/released/),
-# make data with it, ALTER EXTENSION pg_idgen UPDATE, and check that
+# make data with it, ALTER EXTENSION pg_idgen UPDATE (through every release between), and check
+# that
 #   - the data is kept and IDs go on without a repeat (segments above max_id, Snowflake above);
 #   - what 0.2.0 added works (leases, privileges);
 #   - the upgraded extension is the same, object for object, as a fresh install of the new
@@ -74,4 +75,20 @@ describe old >"$WORK/upgrade.old"
 describe fresh >"$WORK/upgrade.fresh"
 check "the upgraded extension equals a fresh install ($(wc -l <"$WORK/upgrade.fresh") lines compared)" \
   diff -u "$WORK/upgrade.fresh" "$WORK/upgrade.old"
+
+# From the newest release before this build, with a lease held across the update.
+PREV=$(sed -n 's|.*sql/released/pg_idgen--\(.*\)\.sql$|\1|p' "$REPO/sql/released.sha256" | grep -vx "$NEW" | sort -V | tail -1)
+if [ "$PREV" != 0.1.0 ]; then
+  q $PORT "CREATE DATABASE prev"
+  qdb $PORT prev "CREATE EXTENSION pg_idgen VERSION '$PREV'"
+  held=$(qdb $PORT prev "SELECT worker_id || '|' || lease FROM idgen.worker_acquire('held-across', '1 hour')")
+  qdb $PORT prev "ALTER EXTENSION pg_idgen UPDATE"
+  check "$PREV updates to $NEW" eq "$(qdb $PORT prev "SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'")" "$NEW"
+  check "a lease held across the update is still held and renews" eq \
+    "$(qdb $PORT prev "SELECT idgen.worker_heartbeat(${held%%|*}, 'held-across', NULL, ${held##*|}) > now()")" t
+  check "a lease held across the update is not handed out again" ne \
+    "$(qdb $PORT prev "SELECT worker_id FROM idgen.worker_acquire('another', '1 hour')")" "${held%%|*}"
+  describe prev >"$WORK/upgrade.prev"
+  check "$PREV updated equals a fresh install" diff -u "$WORK/upgrade.fresh" "$WORK/upgrade.prev"
+fi
 finish
