@@ -32,13 +32,17 @@ COMMENT ON FUNCTION idgen.segment_create(text, bigint, integer, integer, integer
 COMMENT ON FUNCTION idgen.segment_alter(text, integer, text) IS
   'Changes a business type''s step (from its next range) or description; its position never moves backwards.';
 COMMENT ON FUNCTION idgen.segment_drop(text) IS
-  'Removes a business type and forgets its cached ranges. Re-creating it later starts where segment_create says: choose a start_id above the old max_id.';
+  'Removes a business type and forgets its cached ranges. Its highest ID stays in idgen.segments_retired: created again, the type goes on above it.';
 COMMENT ON FUNCTION idgen.segment_alloc(text) IS
   'A whole range for a client that hands IDs out itself (tinyid-client): the IDs x with start_id < x <= end_id and x % delta = remainder. Committed before it is returned; never handed out twice.';
 COMMENT ON FUNCTION idgen.segment_cache() IS
   'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
 COMMENT ON FUNCTION idgen.segments_guard() IS
   'Trigger function: refuses to move a business type''s max_id backwards.';
+COMMENT ON FUNCTION idgen.segments_retire() IS
+  'Trigger function: remembers the highest ID of a business type deleted, renamed or truncated away from idgen.segments, in idgen.segments_retired.';
+COMMENT ON FUNCTION idgen.segments_resume() IS
+  'Trigger function: a business type created (or renamed) under the name of a dropped one starts above the highest ID that one reached.';
 
 -- Message IDs (seed 000) and text forms.
 COMMENT ON FUNCTION msgid_next(integer, text) IS
@@ -115,5 +119,7 @@ GRANT EXECUTE ON FUNCTION idgen.worker_acquire(text, interval, integer, integer)
 
 -- Administrators: everything in idgen.
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen TO idgen_admin;
-GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.workers TO idgen_admin;
+-- (Deleting a row of idgen.segments_retired is how an administrator lets a dropped type's IDs be
+-- handed out again.)
+GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.segments_retired, idgen.workers TO idgen_admin;
 GRANT SELECT ON idgen.segment_status, idgen.worker_leases TO idgen_admin;

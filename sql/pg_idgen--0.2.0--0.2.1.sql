@@ -4,6 +4,8 @@
 -- that others had claimed or were claiming. Now it skips up to 4096 ids being claimed, looks for
 -- the highest leased id again when one it tries was taken meanwhile, and tries again (up to 8
 -- times, a few ms apart) while the range still has an id never leased.
+-- It also keeps the highest ID of a dropped business type (idgen.segments_retired), so that a
+-- type created again under its name goes on above it instead of handing its IDs out again.
 \echo Use "ALTER EXTENSION pg_idgen UPDATE TO '0.2.1'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION idgen.worker_acquire(
@@ -147,3 +149,59 @@ BEGIN
     RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
 END
 $$;
+
+-- A type's IDs are never handed out again, not even after it is dropped (or renamed, or the
+-- table truncated) and created again under the same name: the highest ID it reached stays here,
+-- and a type created under that name goes on above it.
+CREATE TABLE idgen.segments_retired (
+    biz_type   text PRIMARY KEY,
+    max_id     bigint NOT NULL,
+    retired_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE idgen.segments_retired IS 'Business types dropped (or renamed away) from idgen.segments, with the highest ID each had reached: a type created again under the name goes on above it. Deleting a row here allows that type''s IDs to be handed out again.';
+SELECT pg_catalog.pg_extension_config_dump('idgen.segments_retired', '');
+
+CREATE FUNCTION idgen.segments_retire() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        INSERT INTO idgen.segments_retired AS r (biz_type, max_id)
+        SELECT s.biz_type, s.max_id FROM idgen.segments s
+        ON CONFLICT (biz_type) DO UPDATE SET max_id = greatest(r.max_id, excluded.max_id), retired_at = now();
+    ELSIF TG_OP = 'DELETE' OR NEW.biz_type IS DISTINCT FROM OLD.biz_type THEN
+        INSERT INTO idgen.segments_retired AS r (biz_type, max_id) VALUES (OLD.biz_type, OLD.max_id)
+        ON CONFLICT (biz_type) DO UPDATE SET max_id = greatest(r.max_id, excluded.max_id), retired_at = now();
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER segments_retire AFTER DELETE OR UPDATE OF biz_type ON idgen.segments
+    FOR EACH ROW EXECUTE FUNCTION idgen.segments_retire();
+CREATE TRIGGER segments_retire_all BEFORE TRUNCATE ON idgen.segments
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segments_retire();
+
+CREATE FUNCTION idgen.segments_resume() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+    m bigint;
+BEGIN
+    SELECT r.max_id INTO m FROM idgen.segments_retired r WHERE r.biz_type = NEW.biz_type;
+    IF m > NEW.max_id AND NOT EXISTS (SELECT 1 FROM idgen.segments s WHERE s.biz_type = NEW.biz_type) THEN
+        RAISE NOTICE 'business type "%" existed before and reached ID %: it goes on above that ID, not above %',
+                NEW.biz_type, m, NEW.max_id
+            USING DETAIL = 'IDs of a dropped type are never handed out again (idgen.segments_retired).';
+        NEW.max_id := m;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER segments_resume BEFORE INSERT OR UPDATE OF biz_type ON idgen.segments
+    FOR EACH ROW EXECUTE FUNCTION idgen.segments_resume();
+
+COMMENT ON FUNCTION idgen.segment_drop(text) IS
+  'Removes a business type and forgets its cached ranges. Its highest ID stays in idgen.segments_retired: created again, the type goes on above it.';
+COMMENT ON FUNCTION idgen.segments_retire() IS
+  'Trigger function: remembers the highest ID of a business type deleted, renamed or truncated away from idgen.segments, in idgen.segments_retired.';
+COMMENT ON FUNCTION idgen.segments_resume() IS
+  'Trigger function: a business type created (or renamed) under the name of a dropped one starts above the highest ID that one reached.';
+
+REVOKE ALL ON idgen.segments_retired FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen.segments_retire(), idgen.segments_resume() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.segments_retire(), idgen.segments_resume() TO idgen_admin;
+GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments_retired TO idgen_admin;

@@ -294,6 +294,50 @@ CREATE TRIGGER segments_max_id_forward BEFORE UPDATE OF max_id ON idgen.segments
 -- pg_dump keeps the rows, so IDs after a restore continue above what was handed out.
 SELECT pg_catalog.pg_extension_config_dump('idgen.segments', '');
 
+-- A type's IDs are never handed out again, not even after it is dropped (or renamed, or the
+-- table truncated) and created again under the same name: the highest ID it reached stays here,
+-- and a type created under that name goes on above it.
+CREATE TABLE idgen.segments_retired (
+    biz_type   text PRIMARY KEY,
+    max_id     bigint NOT NULL,
+    retired_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE idgen.segments_retired IS 'Business types dropped (or renamed away) from idgen.segments, with the highest ID each had reached: a type created again under the name goes on above it. Deleting a row here allows that type''s IDs to be handed out again.';
+SELECT pg_catalog.pg_extension_config_dump('idgen.segments_retired', '');
+
+CREATE FUNCTION idgen.segments_retire() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+    IF TG_OP = 'TRUNCATE' THEN
+        INSERT INTO idgen.segments_retired AS r (biz_type, max_id)
+        SELECT s.biz_type, s.max_id FROM idgen.segments s
+        ON CONFLICT (biz_type) DO UPDATE SET max_id = greatest(r.max_id, excluded.max_id), retired_at = now();
+    ELSIF TG_OP = 'DELETE' OR NEW.biz_type IS DISTINCT FROM OLD.biz_type THEN
+        INSERT INTO idgen.segments_retired AS r (biz_type, max_id) VALUES (OLD.biz_type, OLD.max_id)
+        ON CONFLICT (biz_type) DO UPDATE SET max_id = greatest(r.max_id, excluded.max_id), retired_at = now();
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER segments_retire AFTER DELETE OR UPDATE OF biz_type ON idgen.segments
+    FOR EACH ROW EXECUTE FUNCTION idgen.segments_retire();
+CREATE TRIGGER segments_retire_all BEFORE TRUNCATE ON idgen.segments
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segments_retire();
+
+CREATE FUNCTION idgen.segments_resume() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+    m bigint;
+BEGIN
+    SELECT r.max_id INTO m FROM idgen.segments_retired r WHERE r.biz_type = NEW.biz_type;
+    IF m > NEW.max_id AND NOT EXISTS (SELECT 1 FROM idgen.segments s WHERE s.biz_type = NEW.biz_type) THEN
+        RAISE NOTICE 'business type "%" existed before and reached ID %: it goes on above that ID, not above %',
+                NEW.biz_type, m, NEW.max_id
+            USING DETAIL = 'IDs of a dropped type are never handed out again (idgen.segments_retired).';
+        NEW.max_id := m;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER segments_resume BEFORE INSERT OR UPDATE OF biz_type ON idgen.segments
+    FOR EACH ROW EXECUTE FUNCTION idgen.segments_resume();
+
 CREATE VIEW idgen.segment_status AS
 SELECT s.biz_type, s.max_id, s.step AS configured_step, s.delta, s.remainder,
        c.biz_type IS NOT NULL AS cached,
@@ -379,6 +423,65 @@ mod tests {
             one::<i64>("SELECT count(*) FROM idgen.segments WHERE biz_type = 'gone'"),
             Some(0)
         );
+    }
+
+    fn max_id_of(name: &str) -> Option<i64> {
+        Spi::get_one_with_args::<i64>(
+            "SELECT max_id FROM idgen.segments WHERE biz_type = $1",
+            &[name.into()],
+        )
+        .unwrap()
+    }
+
+    #[pg_test]
+    fn a_dropped_type_created_again_goes_on_above_its_old_ids() {
+        Spi::run("SELECT idgen.segment_create('again', 500)").unwrap();
+        Spi::run("UPDATE idgen.segments SET max_id = 700 WHERE biz_type = 'again'").unwrap();
+        Spi::run("SELECT idgen.segment_drop('again')").unwrap();
+        assert_eq!(
+            one::<i64>("SELECT max_id FROM idgen.segments_retired WHERE biz_type = 'again'"),
+            Some(700)
+        );
+        Spi::run("SELECT idgen.segment_create('again')").unwrap();
+        assert_eq!(max_id_of("again"), Some(700));
+        // Dropped again lower? It cannot be lower; a start above the old IDs is kept as given.
+        Spi::run("DELETE FROM idgen.segments WHERE biz_type = 'again'").unwrap();
+        Spi::run("SELECT idgen.segment_create('again', 9000)").unwrap();
+        assert_eq!(max_id_of("again"), Some(9000));
+        // An administrator who deletes the retired row allows the old IDs again, knowingly.
+        Spi::run("DELETE FROM idgen.segments WHERE biz_type = 'again'").unwrap();
+        Spi::run("DELETE FROM idgen.segments_retired WHERE biz_type = 'again'").unwrap();
+        Spi::run("SELECT idgen.segment_create('again')").unwrap();
+        assert_eq!(max_id_of("again"), Some(0));
+    }
+
+    #[pg_test]
+    fn renamed_and_truncated_types_are_retired_too() {
+        Spi::run("SELECT idgen.segment_create('old_name', 300)").unwrap();
+        Spi::run("SELECT idgen.segment_create('other', 40)").unwrap();
+        Spi::run("UPDATE idgen.segments SET biz_type = 'new_name' WHERE biz_type = 'old_name'")
+            .unwrap();
+        Spi::run("SELECT idgen.segment_create('old_name')").unwrap();
+        assert_eq!(max_id_of("old_name"), Some(300));
+        assert_eq!(max_id_of("new_name"), Some(300));
+        Spi::run("TRUNCATE idgen.segments").unwrap();
+        Spi::run("SELECT idgen.segment_create('other')").unwrap();
+        Spi::run("SELECT idgen.segment_create('new_name', 5)").unwrap();
+        assert_eq!(max_id_of("other"), Some(40));
+        assert_eq!(max_id_of("new_name"), Some(300));
+        // Renaming onto a retired name also goes on above that name's old IDs.
+        Spi::run("INSERT INTO idgen.segments_retired (biz_type, max_id) VALUES ('target', 9999)")
+            .unwrap();
+        Spi::run("UPDATE idgen.segments SET biz_type = 'target' WHERE biz_type = 'other'").unwrap();
+        assert_eq!(max_id_of("target"), Some(9999));
+    }
+
+    #[pg_test(error = "business type \"dup\" already exists")]
+    fn creating_an_existing_type_still_fails_after_a_drop() {
+        Spi::run("SELECT idgen.segment_create('dup', 10)").unwrap();
+        Spi::run("SELECT idgen.segment_drop('dup')").unwrap();
+        Spi::run("SELECT idgen.segment_create('dup')").unwrap();
+        Spi::run("SELECT idgen.segment_create('dup')").unwrap();
     }
 
     // Test transactions never commit, and ranges are only ever taken from committed rows: the

@@ -29,6 +29,9 @@ q $A "SELECT idgen.segment_create('order', step => 100, delta => 2, remainder =>
 q $A "CREATE TABLE seg AS SELECT segment_next('order') AS id FROM generate_series(1, 250)"
 q $A "CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int)"
 q $A "INSERT INTO t (v) SELECT g FROM generate_series(1, 5000) g"
+q $A "SELECT idgen.segment_create('gone', step => 10)" >/dev/null
+gone_max=$(q $A "SELECT max(segment_next('gone')) FROM generate_series(1, 35)")
+q $A "SELECT idgen.segment_drop('gone')" >/dev/null
 held=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-held', '10 min')")
 rel=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-gone', '10 min')")
 q $A "SELECT idgen.worker_release($rel, 'app-gone')" >/dev/null
@@ -39,6 +42,9 @@ rows() { qdb "$1" "$2" "SELECT string_agg(format('%s', s), ';' ORDER BY 1) FROM 
 check "restore: idgen.segments rows came along" eq "$(rows $B restored)" "$(rows $A postgres)"
 wrows() { qdb "$1" "$2" "SELECT string_agg(format('%s|%s|%s|%s', worker_id, code, lease, released_at IS NOT NULL), ';' ORDER BY worker_id) FROM idgen.workers"; }
 check "restore: idgen.workers rows came along" eq "$(wrows $B restored)" "$(wrows $A postgres)"
+qdb $B restored "SELECT idgen.segment_create('gone', step => 10)" >/dev/null 2>&1
+check "restore: a type dropped before the dump, created again, goes on above its old IDs" test \
+  "$(qdb $B restored "SELECT segment_next('gone')")" -gt "$gone_max"
 check "restore: segment IDs go on above every ID handed out before" eq \
   "$(qdb $B restored "SELECT min(x) > (SELECT max(id) FROM seg) AND bool_and(x % 2 = 1) FROM (SELECT segment_next('order') AS x FROM generate_series(1, 500)) s")" t
 check "restore: the lease held at dump time is not handed out again" eq \

@@ -7,6 +7,7 @@
 #     is checked against everything handed out after the restart;
 #   - pg_dump / pg_restore into a new database: IDs go on above what was handed out;
 #   - 1,000 business types through a cache of 16 slots (evictions leave gaps, never repeats);
+#   - a type dropped and created again while sessions take its IDs: none repeats;
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=54396
@@ -128,6 +129,42 @@ check "1,000 types: no ID repeats within a type" eq "$(q $PORT "SELECT count(*) 
 check "1,000 types: every type was used" eq "$(q $PORT "SELECT count(DISTINCT biz) FROM many")" 1000
 check "1,000 types: the 16-slot cache evicted" test "$(q $PORT "SELECT segment_evictions FROM idgen.status")" -gt 0
 check "1,000 types: the cache holds at most 16 types" test "$(q $PORT "SELECT segment_cache_used FROM idgen.status")" -le 16
+
+phase "drop and create again"
+# A type dropped and created again while 4 sessions take its IDs, 6 times over, by segment_drop /
+# segment_create and by plain DELETE / INSERT: every ID any session received is unique, because
+# the type goes on above the highest ID it had reached (idgen.segments_retired).
+q $PORT "CREATE TABLE phx (id bigint); SELECT idgen.segment_create('phx', step => 50)" >/dev/null
+for s in 1 2 3 4; do
+  q $PORT "DO \$\$ BEGIN FOR i IN 1..20000 LOOP
+             BEGIN INSERT INTO phx VALUES (segment_next('phx'));
+             EXCEPTION WHEN undefined_object THEN PERFORM pg_sleep(0.001); END;
+           END LOOP; END \$\$" &
+done
+for r in 1 2 3; do
+  sleep 0.3
+  q $PORT "SELECT idgen.segment_drop('phx')" >/dev/null
+  sleep 0.05
+  q $PORT "SELECT idgen.segment_create('phx', step => 50)" >/dev/null 2>&1
+  sleep 0.3
+  q $PORT "DELETE FROM idgen.segments WHERE biz_type = 'phx'" >/dev/null
+  sleep 0.05
+  q $PORT "INSERT INTO idgen.segments (biz_type, max_id, step) VALUES ('phx', 0, 50)" >/dev/null 2>&1
+done
+wait
+check "drop and create again: the sessions got IDs throughout ($(q $PORT "SELECT count(*) FROM phx") in all)" \
+  test "$(q $PORT "SELECT count(*) FROM phx")" -gt 10000
+check "drop and create again: no ID repeats" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM phx")" 0
+check "drop and create again: the type went on above its retired maximum" eq \
+  "$(q $PORT "SELECT r.max_id > 0 AND s.max_id >= r.max_id FROM idgen.segments_retired r JOIN idgen.segments s USING (biz_type) WHERE biz_type = 'phx'")" t
+# The control: an administrator who deletes the retired row knowingly lets the old IDs out again.
+q $PORT "CREATE TABLE ctl (round int, id bigint); SELECT idgen.segment_create('ctl', step => 10)" >/dev/null
+q $PORT "INSERT INTO ctl SELECT 1, segment_next('ctl') FROM generate_series(1, 100)"
+q $PORT "SELECT idgen.segment_drop('ctl'); DELETE FROM idgen.segments_retired WHERE biz_type = 'ctl'" >/dev/null
+q $PORT "SELECT idgen.segment_create('ctl', step => 10)" >/dev/null
+q $PORT "INSERT INTO ctl SELECT 2, segment_next('ctl') FROM generate_series(1, 100)"
+check "control: with the retired row deleted, the same IDs do come out again" test \
+  "$(q $PORT "SELECT count(*) FROM (SELECT id FROM ctl GROUP BY id HAVING count(*) > 1) d")" -gt 0
 
 phase "Two clusters"
 # Two clusters, delta 2, remainders 0 and 1 (seed 002's odd/even databases).

@@ -36,7 +36,7 @@ SELECT t, pg_temp.try(format('INSERT INTO %s DEFAULT VALUES', t)) AS ins,
        pg_temp.try(format('DELETE FROM %s', t)) AS del,
        pg_temp.try(format('TRUNCATE %s', t)) AS trunc,
        pg_temp.try(format('SELECT * FROM %s', t)) AS sel
-  FROM unnest(ARRAY['idgen.segments', 'idgen.workers'], ARRAY['max_id', 'worker_id']) u(t, c);
+  FROM unnest(ARRAY['idgen.segments', 'idgen.segments_retired', 'idgen.workers'], ARRAY['max_id', 'max_id', 'worker_id']) u(t, c);
 
 -- ... nor call an administration function, nor read the admin views.
 SELECT f, pg_temp.try('SELECT ' || f) AS result FROM unnest(ARRAY[
@@ -67,6 +67,7 @@ SELECT biz_type, configured_step FROM idgen.segment_status WHERE biz_type = 'adm
 SELECT worker_id, code, state FROM idgen.worker_leases;
 UPDATE idgen.workers SET host = 'retired' WHERE worker_id = 0;
 SELECT idgen.segment_drop('admin-made');
+SELECT biz_type, max_id >= 7 AS remembered FROM idgen.segments_retired WHERE biz_type = 'admin-made';
 SELECT pg_temp.try($$SET idgen.segment_wait_timeout = '1s'$$) AS admin_sets_wait_timeout;
 RESET ROLE;
 

@@ -72,6 +72,15 @@ SELECT segment_next('fresh');
 ROLLBACK;
 SELECT idgen.segment_drop('even');
 SELECT segment_next('even');
+-- Created again, a dropped type goes on above the IDs it reached (idgen.segments_retired).
+SELECT idgen.segment_create('phoenix', start_id => 500, step => 10);
+SELECT idgen.segment_drop('phoenix');
+SELECT biz_type, max_id FROM idgen.segments_retired WHERE biz_type = 'phoenix';
+\set VERBOSITY default
+SELECT idgen.segment_create('phoenix', step => 10);
+\set VERBOSITY sqlstate
+SELECT segment_next('phoenix');
+SELECT idgen.segment_drop('phoenix');
 -- What the messages say.
 \set VERBOSITY default
 SELECT segment_next('top');
