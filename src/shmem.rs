@@ -1,6 +1,7 @@
 //! pg_idgen's shared memory: one block, requested while preloading and set up once per
 //! postmaster life (again after every crash, when the postmaster wipes shared memory).
 
+use std::cell::UnsafeCell;
 use std::ptr::null_mut;
 
 use pgrx::pg_sys;
@@ -26,7 +27,10 @@ pub struct Shared {
     pub lease: crate::core::lease::LeaseCell,
     pub lease_status: crate::lease::LeaseStatus,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
-    pub mark_error: [u8; 256],
+    pub mark_error: UnsafeCell<[u8; 256]>,
+    /// Set at startup when `idgen.layout` changed to one that could repeat or undercut the IDs
+    /// of the node's earlier layouts (core::layout_history).
+    pub layout_error: UnsafeCell<[u8; 1024]>,
 }
 
 static mut SHARED: *mut Shared = null_mut();
@@ -118,22 +122,42 @@ pub fn segment_dir_lock() -> *mut pg_sys::LWLock {
 
 impl Shared {
     pub fn set_mark_error(&self, msg: &str) {
-        let bytes = msg.as_bytes();
-        let n = bytes.len().min(self.mark_error.len() - 1);
-        // SAFETY: only written at startup, before any backend reads it.
-        unsafe {
-            let dst = self.mark_error.as_ptr() as *mut u8;
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n);
-            *dst.add(n) = 0;
-        }
+        set_text(&self.mark_error, msg);
+    }
+
+    pub fn set_layout_error(&self, msg: &str) {
+        set_text(&self.layout_error, msg);
+    }
+
+    pub fn layout_error(&self) -> Option<String> {
+        text(&self.layout_error)
     }
 
     pub fn mark_error(&self) -> Option<String> {
-        let end = self.mark_error.iter().position(|b| *b == 0).unwrap_or(0);
-        if end == 0 {
-            None
-        } else {
-            Some(String::from_utf8_lossy(&self.mark_error[..end]).into_owned())
-        }
+        text(&self.mark_error)
     }
+}
+
+/// Writes a startup error text (cut to fit, NUL-terminated). Through UnsafeCell: the block is
+/// reached by shared references, and a write through one of those may be optimised away.
+fn set_text<const N: usize>(cell: &UnsafeCell<[u8; N]>, msg: &str) {
+    let bytes = msg.as_bytes();
+    let mut n = bytes.len().min(N - 1);
+    while !msg.is_char_boundary(n) {
+        n -= 1;
+    }
+    // SAFETY: only written at startup (shared-memory initialisation in the postmaster), before
+    // any backend reads it; n < N.
+    unsafe {
+        let dst = cell.get() as *mut u8;
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n);
+        *dst.add(n) = 0;
+    }
+}
+
+fn text<const N: usize>(cell: &UnsafeCell<[u8; N]>) -> Option<String> {
+    // SAFETY: written only at startup, before any reader exists (see set_text).
+    let buf = unsafe { &*cell.get() };
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(0);
+    (end > 0).then(|| String::from_utf8_lossy(&buf[..end]).into_owned())
 }

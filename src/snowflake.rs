@@ -2,7 +2,7 @@
 //! PostgreSQL's interrupts and a durable mark in the data directory.
 
 use std::cell::RefCell;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::*;
 
 use once_cell::sync::OnceCell;
@@ -12,6 +12,7 @@ use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use crate::core::civil::format_utc_ms;
 use crate::core::generator::{BackwardStep, Clock, GenError, Generator, GeneratorState, Reserver};
 use crate::core::layout::Layout;
+use crate::core::layout_history::{self, History, Verdict};
 use crate::core::mark::Mark;
 use crate::errors::{invalid, not_ready, IdError};
 use crate::gucs::{self, ClockSettings};
@@ -124,10 +125,22 @@ fn data_dir() -> PathBuf {
 /// (re)initialisation, i.e. at start and after a crash.
 pub fn restore_from_mark(shared: &Shared) {
     let g = node();
-    match Mark::load(&data_dir()) {
+    let dir = data_dir();
+    match Mark::load(&dir) {
         Ok(mark) => {
             let until = mark.map(|m| m.reserved_until_ms);
-            let tick = until.and_then(|ms| g.layout.tick_of_ms(ms - 1));
+            let mut tick = until.and_then(|ms| g.layout.tick_of_ms(ms - 1));
+            match check_layout_history(&dir, until, &g.layout) {
+                // IDs must start at the tick of start_ms: count on after the tick before it.
+                Ok(start_ms) => {
+                    let before_start = g.layout.tick_of_ms(start_ms).and_then(|t| t.checked_sub(1));
+                    tick = tick.max(before_start);
+                }
+                Err(e) => {
+                    shared.set_layout_error(&e);
+                    pgrx::log!("pg_idgen: {e}; snowflake_next() is disabled");
+                }
+            }
             shared.generator.restore(tick, g.seq_bits());
             let m = crate::msgid::clock_layout();
             let tick = until.and_then(|ms| m.tick_of_ms(ms - 1));
@@ -142,6 +155,33 @@ pub fn restore_from_mark(shared: &Shared) {
                 "pg_idgen: {e}; snowflake_next() is disabled until the mark file is repaired"
             );
         }
+    }
+}
+
+/// Checks the configured layout against the layouts this node made IDs with before
+/// (core::layout_history), records a change durably before any ID of the new layout, and returns
+/// the time the layout's IDs must start at (0: no bound).
+fn check_layout_history(dir: &Path, mark_ms: Option<i64>, layout: &Layout) -> Result<i64, String> {
+    let prev = History::load(dir)?;
+    match layout_history::on_start(prev, mark_ms, layout, now_ms()) {
+        Verdict::Same { start_ms, write } => {
+            if let Some(h) = write {
+                h.store(dir)?;
+            }
+            Ok(start_ms)
+        }
+        Verdict::Changed { history, start_ms } => {
+            let from = history.past.last().map(|p| p.layout.canonical_spec());
+            history.store(dir)?;
+            pgrx::log!(
+                "pg_idgen: idgen.layout changed from \"{}\" to \"{}\"; Snowflake IDs start at {}, above every ID of the earlier layouts",
+                from.unwrap_or_default(),
+                layout.canonical_spec(),
+                format_utc_ms(start_ms)
+            );
+            Ok(start_ms)
+        }
+        Verdict::Refused(why) => Err(why),
     }
 }
 
@@ -271,6 +311,17 @@ pub(crate) fn check_can_generate(shared: &Shared) {
     }
 }
 
+/// Snowflake IDs only (message IDs have a fixed layout of their own): refused after a change of
+/// idgen.layout that could repeat or undercut earlier IDs.
+fn check_layout_accepted(shared: &Shared) {
+    if let Some(e) = shared.layout_error() {
+        not_ready(format!("snowflake IDs are disabled: {e}"))
+            .detail("The durable mark bounds the time of earlier IDs, not their bits; the layouts this node made IDs with are listed in pg_idgen.layouts in the data directory.")
+            .hint("Set idgen.layout back to the layout of the \"current\" line of pg_idgen.layouts and restart, or choose a layout whose IDs are above the old ones (e.g. an earlier epoch), or one that sets a reserved bit the old layout kept 0.")
+            .raise();
+    }
+}
+
 /// The ERROR for a generator failure; `kind` names the IDs ("Snowflake ID", "message ID").
 pub(crate) fn to_id_error(e: GenError, g: &Generator, kind: &str) -> IdError {
     match e {
@@ -327,6 +378,7 @@ pub(crate) fn warn_step(step: BackwardStep, kind: &str) {
 fn take(want: u64) -> (crate::core::generator::Issued, u64) {
     let shared = shmem::shared();
     check_can_generate(shared);
+    check_layout_accepted(shared);
     with_generator(|g| {
         let run = || g.take(&shared.generator, &PgClock, &PgReserver(&g.layout), want);
         let (worker, result) = if gucs::lease_mode() {

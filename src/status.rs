@@ -176,15 +176,18 @@ mod idgen {
         let stat = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed) as i64;
         let settings = gucs::clock_settings();
         let policy: crate::core::generator::ClockPolicy = settings.policy.into();
-        let problem = shared.mark_error().or_else(|| {
-            (counter != 0 && last_ms > now + settings.max_drift_ms as i64).then(|| {
-                format!(
-                    "logical clock is {} ms ahead of the wall clock (last ID at {})",
-                    last_ms - now,
-                    format_utc_ms(last_ms)
-                )
-            })
-        });
+        let problem = shared
+            .mark_error()
+            .or_else(|| shared.layout_error())
+            .or_else(|| {
+                (counter != 0 && last_ms > now + settings.max_drift_ms as i64).then(|| {
+                    format!(
+                        "logical clock is {} ms ahead of the wall clock (last ID at {})",
+                        last_ms - now,
+                        format_utc_ms(last_ms)
+                    )
+                })
+            });
         let (seg_used, seg_size, seg_evictions) = crate::segment::cache_usage();
         TableIterator::once((
             g.layout.name.clone(),

@@ -453,6 +453,30 @@ impl Layout {
         Ok((tick << self.shift(Field::Time)) as i64)
     }
 
+    /// A spec that `Layout::parse` reads back to this layout (all but the name), with every
+    /// number spelled out: what the layout history file records.
+    pub fn canonical_spec(&self) -> String {
+        let order: Vec<&str> = self.order.iter().map(|f| f.name()).collect();
+        format!(
+            "unit={} epoch={} time={} datacenter={} worker={} rollback={} sequence={} reserved={} reserved_value={} order={}",
+            unit_name(self.unit_ms),
+            self.epoch_ms,
+            self.bits(Field::Time),
+            self.bits(Field::Datacenter),
+            self.bits(Field::Worker),
+            self.bits(Field::Rollback),
+            self.bits(Field::Sequence),
+            self.bits(Field::Reserved),
+            self.reserved_value,
+            order.join(",")
+        )
+    }
+
+    /// Whether the time field is the highest one, so that IDs of later ticks are larger.
+    pub fn time_on_top(&self) -> bool {
+        self.shift(Field::Time) + self.bits(Field::Time) == self.total_bits()
+    }
+
     /// Explains the layout in one line, for `idgen.layouts` and log messages.
     pub fn describe(&self) -> String {
         let fields: Vec<String> = self

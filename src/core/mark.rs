@@ -46,79 +46,47 @@ impl Mark {
     /// Reads the mark in `dir`; `Ok(None)` when the node never handed out an ID there. A file
     /// that exists but cannot be read is an error: starting without it could repeat IDs.
     pub fn load(dir: &Path) -> Result<Option<Mark>, String> {
-        let path = dir.join(MARK_FILE);
-        match fs::read_to_string(&path) {
-            Ok(text) => Mark::parse(&text)
-                .map(Some)
-                .map_err(|e| format!("{}: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("could not read {}: {e}", path.display())),
-        }
+        read_if_exists(dir, MARK_FILE)?
+            .map(|text| {
+                Mark::parse(&text).map_err(|e| format!("{}: {e}", dir.join(MARK_FILE).display()))
+            })
+            .transpose()
     }
 
     /// Writes the mark durably (see the module comment).
     pub fn store(&self, dir: &Path) -> Result<(), String> {
-        let path = dir.join(MARK_FILE);
-        let tmp = dir.join(format!("{MARK_FILE}.tmp"));
-        let io = |what: &str, e: std::io::Error| format!("could not {what} {}: {e}", tmp.display());
-        let mut f = File::create(&tmp).map_err(|e| io("create", e))?;
-        f.write_all(self.render().as_bytes())
-            .map_err(|e| io("write", e))?;
-        f.sync_all().map_err(|e| io("fsync", e))?;
-        drop(f);
-        fs::rename(&tmp, &path).map_err(|e| {
-            format!(
-                "could not rename {} to {}: {e}",
-                tmp.display(),
-                path.display()
-            )
-        })?;
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| format!("could not fsync directory {}: {e}", dir.display()))
+        write_durably(dir, MARK_FILE, &self.render())
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tempdir(name: &str) -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!("pg_idgen-mark-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        d
+/// The text of `dir/name`, or None when there is no such file; any other failure is an error.
+pub fn read_if_exists(dir: &Path, name: &str) -> Result<Option<String>, String> {
+    let path = dir.join(name);
+    match fs::read_to_string(&path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("could not read {}: {e}", path.display())),
     }
+}
 
-    #[test]
-    fn store_then_load() {
-        let d = tempdir("rt");
-        assert_eq!(Mark::load(&d).unwrap(), None);
-        let m = Mark {
-            reserved_until_ms: 1_767_225_600_123,
-        };
-        m.store(&d).unwrap();
-        assert_eq!(Mark::load(&d).unwrap(), Some(m));
-        let later = Mark {
-            reserved_until_ms: m.reserved_until_ms + 1000,
-        };
-        later.store(&d).unwrap();
-        assert_eq!(Mark::load(&d).unwrap(), Some(later));
-        assert!(!d.join(format!("{MARK_FILE}.tmp")).exists());
-    }
-
-    #[test]
-    fn a_damaged_mark_is_an_error_not_a_fresh_start() {
-        let d = tempdir("bad");
-        fs::write(d.join(MARK_FILE), "garbage").unwrap();
-        assert!(Mark::load(&d).is_err());
-        fs::write(
-            d.join(MARK_FILE),
-            format!("{HEADER}\nreserved_until_ms=x\n"),
+/// Replaces `dir/name` with `text` so that a crash leaves the old file or the new one, never a
+/// torn one: a temporary file, fsync, rename, fsync of the directory.
+pub fn write_durably(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    let path = dir.join(name);
+    let tmp = dir.join(format!("{name}.tmp"));
+    let io = |what: &str, e: std::io::Error| format!("could not {what} {}: {e}", tmp.display());
+    let mut f = File::create(&tmp).map_err(|e| io("create", e))?;
+    f.write_all(text.as_bytes()).map_err(|e| io("write", e))?;
+    f.sync_all().map_err(|e| io("fsync", e))?;
+    drop(f);
+    fs::rename(&tmp, &path).map_err(|e| {
+        format!(
+            "could not rename {} to {}: {e}",
+            tmp.display(),
+            path.display()
         )
-        .unwrap();
-        assert!(Mark::load(&d).is_err());
-        fs::write(d.join(MARK_FILE), format!("{HEADER}\n")).unwrap();
-        assert!(Mark::load(&d).is_err());
-    }
+    })?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| format!("could not fsync directory {}: {e}", dir.display()))
 }

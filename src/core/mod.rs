@@ -5,6 +5,7 @@ pub mod civil;
 pub mod codec;
 pub mod generator;
 pub mod layout;
+pub mod layout_history;
 pub mod lease;
 pub mod mark;
 pub mod msgid;
