@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Clock steps on a node in lease mode (design rules 2 and 4 together). How long a lease stays
+# valid is measured on CLOCK_BOOTTIME, which a step of the wall clock does not move (libfaketime
+# runs with FAKETIME_DONT_FAKE_MONOTONIC=1, as a real NTP step behaves):
+#   - the node's wall clock steps back 5 s, then forward 10 s: IDs go on above all earlier ones,
+#     and the lease stays held and is renewed;
+#   - the coordinator stops and, at the same moment, the node's wall clock steps back 20 s: the
+#     node still stops making IDs within its ttl, with a clear ERROR;
+#   - the coordinator comes back: the node leases again and its IDs go on above all earlier ones.
+# (Control, run by hand: with the lease clock switched to CLOCK_REALTIME in lease/mod.rs, the
+# 10 s step ahead makes the lease look expired, and after the 20 s step back the node goes on
+# making IDs for 20 s with the coordinator gone: 5 checks fail.)
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=54414
+COORD=54415
+TTL_S=3
+CLOCK="$WORK/lease_clock.faketime"
+setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }
+setclock "+0"
+trap 'cluster_stop lc_node immediate; cluster_stop lc_coord immediate' EXIT
+cluster_init lc_coord $COORD "idgen.worker_lease_grace = '1s'"
+cluster_start lc_coord
+q $COORD "CREATE EXTENSION pg_idgen"
+cluster_init lc_node $PORT "idgen.max_drift = '5min'" \
+  "idgen.worker_id_source = lease" "idgen.worker_lease_ttl = '${TTL_S}s'" \
+  "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$COORD dbname=postgres user=postgres'"
+cluster_start lc_node LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$CLOCK" FAKETIME_NO_CACHE=1 \
+  FAKETIME_DONT_FAKE_MONOTONIC=1
+wait_lease() {
+  local i
+  for i in $(seq 1 500); do q $PORT "SELECT snowflake_next()" >/dev/null 2>&1 && return 0; sleep 0.02; done
+  return 1
+}
+q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE t (id bigint PRIMARY KEY, phase text)"
+check "the node leased a worker id" wait_lease
+take() { # (the WARNING of a step back is expected here; it is checked in clock_and_crash.sh)
+  q $PORT "SET client_min_messages = error; INSERT INTO t SELECT snowflake_next(), '$1' FROM generate_series(1, 20000)"
+}
+above() { q $PORT "SELECT (SELECT min(id) FROM t WHERE phase = '$1') > (SELECT max(id) FROM t WHERE phase < '$1')"; }
+renewals() { q $PORT "SELECT renewals FROM idgen.worker_status"; }
+take a
+
+setclock "-5s"
+check "wall clock 5 s back: the node goes on making IDs" take b
+check "wall clock 5 s back: IDs go on above the earlier ones" eq "$(above b)" t
+r0=$(renewals)
+sleep $((TTL_S + 1))
+check "wall clock 5 s back: the lease is still held and was renewed" eq \
+  "$(q $PORT "SELECT state, can_generate, renewals > $r0 FROM idgen.worker_status")" "leased|t|t"
+setclock "+10s"
+check "wall clock 10 s ahead: the node goes on making IDs" take c
+check "wall clock 10 s ahead: IDs go on above the earlier ones" eq "$(above c)" t
+r0=$(renewals)
+sleep $((TTL_S + 1))
+check "wall clock 10 s ahead: the lease is still held and was renewed" eq \
+  "$(q $PORT "SELECT state, can_generate, renewals > $r0 FROM idgen.worker_status")" "leased|t|t"
+
+# The coordinator stops and the node's wall clock steps 20 s back at the same moment.
+stop_and_step() { # -> milliseconds the node went on making IDs (at most 10 s are waited)
+  local t0 i
+  cluster_stop lc_coord immediate
+  setclock "-20s"
+  t0=$(date +%s%N)
+  for i in $(seq 1 200); do
+    q $PORT "INSERT INTO t SELECT snowflake_next(), 'd'" >/dev/null 2>&1 || break
+    sleep 0.05
+  done
+  echo $((($(date +%s%N) - t0) / 1000000))
+}
+went_on=$(stop_and_step)
+check "coordinator gone, wall clock 20 s back: the node stops within its ttl (${went_on} ms)" \
+  test "$went_on" -le $((TTL_S * 1000 + 500))
+check "... with an ERROR saying the lease lapsed" grep -q 'the lease of worker id [0-9]* has lapsed' \
+  <<<"$(q $PORT "SELECT snowflake_next()" 2>&1 || true)"
+
+cluster_start lc_coord
+check "the coordinator is back: the node leases again" wait_lease
+take e
+check "after the new lease: IDs go on above all earlier ones" eq "$(above e)" t
+check "no ID repeats" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM t")" 0
+
+finish
