@@ -37,23 +37,19 @@ take() { # (the WARNING of a step back is expected here; it is checked in clock_
   q $PORT "SET client_min_messages = error; INSERT INTO t SELECT snowflake_next(), '$1' FROM generate_series(1, 20000)"
 }
 above() { q $PORT "SELECT (SELECT min(id) FROM t WHERE phase = '$1') > (SELECT max(id) FROM t WHERE phase < '$1')"; }
-renewals() { q $PORT "SELECT renewals FROM idgen.worker_status"; }
 take a
-
-setclock "-5s"
-check "wall clock 5 s back: the node goes on making IDs" take b
-check "wall clock 5 s back: IDs go on above the earlier ones" eq "$(above b)" t
-r0=$(renewals)
-sleep $((TTL_S + 1))
-check "wall clock 5 s back: the lease is still held and was renewed" eq \
-  "$(q $PORT "SELECT state, can_generate, renewals > $r0 FROM idgen.worker_status")" "leased|t|t"
-setclock "+10s"
-check "wall clock 10 s ahead: the node goes on making IDs" take c
-check "wall clock 10 s ahead: IDs go on above the earlier ones" eq "$(above c)" t
-r0=$(renewals)
-sleep $((TTL_S + 1))
-check "wall clock 10 s ahead: the lease is still held and was renewed" eq \
-  "$(q $PORT "SELECT state, can_generate, renewals > $r0 FROM idgen.worker_status")" "leased|t|t"
+step() { # step OFFSET WHAT PHASE: move the node's wall clock, then check IDs and the lease
+  local r0
+  setclock "$1"
+  check "wall clock $2: the node goes on making IDs" take "$3"
+  check "wall clock $2: IDs go on above the earlier ones" eq "$(above "$3")" t
+  r0=$(q $PORT "SELECT renewals FROM idgen.worker_status")
+  sleep $((TTL_S + 1))
+  check "wall clock $2: the lease is still held and was renewed" eq \
+    "$(q $PORT "SELECT state, can_generate, renewals > $r0 FROM idgen.worker_status")" "leased|t|t"
+}
+step "-5s" "5 s back" b
+step "+10s" "10 s ahead" c
 
 # The coordinator stops and the node's wall clock steps 20 s back at the same moment.
 stop_and_step() { # -> milliseconds the node went on making IDs (at most 10 s are waited)
