@@ -444,7 +444,7 @@ mod tests {
         );
         Spi::run("SELECT idgen.segment_create('again')").unwrap();
         assert_eq!(max_id_of("again"), Some(700));
-        // Dropped again lower? It cannot be lower; a start above the old IDs is kept as given.
+        // Created again with a start above the old IDs: that start is kept as given.
         Spi::run("DELETE FROM idgen.segments WHERE biz_type = 'again'").unwrap();
         Spi::run("SELECT idgen.segment_create('again', 9000)").unwrap();
         assert_eq!(max_id_of("again"), Some(9000));
