@@ -13,6 +13,7 @@ mod errors;
 mod gucs;
 mod lease;
 mod msgid;
+mod pg;
 mod segment;
 mod shmem;
 mod snowflake;

@@ -1,12 +1,12 @@
 //! pg_idgen's shared memory: one block, requested while preloading and set up once per
 //! postmaster life (again after every crash, when the postmaster wipes shared memory).
 
-use std::cell::UnsafeCell;
 use std::ptr::null_mut;
 
 use pgrx::pg_sys;
 
 use crate::core::generator::GeneratorState;
+use crate::pg::shared_text::SharedText;
 use crate::segment;
 use crate::snowflake;
 
@@ -23,20 +23,30 @@ pub struct Shared {
     pub msgid: GeneratorState,
     /// The durable mark as last written (ms): it only moves up, whichever generator moves it.
     pub mark_ms: std::sync::atomic::AtomicI64,
+    /// The WAL position of the newest mark record this server wrote (0: none since start).
+    pub mark_lsn: std::sync::atomic::AtomicU64,
+    /// Set at start: the next reservation writes a record and the file even where the mark
+    /// already covers it (the file may hold a clean stop's exact counters; the standbys may not
+    /// have confirmed the record this server started from).
+    pub mark_rewrite: std::sync::atomic::AtomicBool,
     /// The worker id leased from a coordinator (lease mode), and the keeper's report.
     pub lease: crate::core::lease::LeaseCell,
     pub lease_status: crate::lease::LeaseStatus,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
-    pub mark_error: UnsafeCell<[u8; 256]>,
+    /// Also set when WAL replay could not write a replayed mark into the file.
+    pub mark_error: SharedText<512>,
     /// Set at startup when `idgen.layout` changed to one that could repeat or undercut the IDs
     /// of the node's earlier layouts (core::layout_history).
-    pub layout_error: UnsafeCell<[u8; 1024]>,
+    pub layout_error: SharedText<1024>,
 }
 
 static mut SHARED: *mut Shared = null_mut();
 static mut LOCK_BASE: *mut pg_sys::LWLockPadded = null_mut();
 static mut PREV_REQUEST: pg_sys::shmem_request_hook_type = None;
 static mut PREV_STARTUP: pg_sys::shmem_startup_hook_type = None;
+/// Whether the postmaster registered its exit callback (once: shared memory is set up again
+/// after every crash of a child, in the same postmaster).
+static mut EXIT_CALLBACK: bool = false;
 
 /// Installs the hooks; called from `_PG_init` while preloading.
 pub fn install_hooks() {
@@ -95,6 +105,22 @@ unsafe extern "C-unwind" fn shmem_startup() {
         ) as *mut u8;
         segment::attach(seg, seg_found);
         pg_sys::LWLockRelease(init_lock);
+        if !pg_sys::IsUnderPostmaster && !EXIT_CALLBACK {
+            EXIT_CALLBACK = true;
+            pg_sys::on_shmem_exit(Some(postmaster_exit), pg_sys::Datum::from(0));
+        }
+    }
+}
+
+/// Runs in the postmaster as it exits, after every child process has exited (PostgreSQL waits for
+/// them, also in an immediate shutdown): nothing can make an ID any more.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn postmaster_exit(_code: i32, _arg: pg_sys::Datum) {
+    // SAFETY: plain reads of the pointer set at startup, in the process that set it.
+    let shared = unsafe { SHARED };
+    if !shared.is_null() {
+        // SAFETY: the block stays mapped until the postmaster has exited.
+        snowflake::record_stop(unsafe { &*shared });
     }
 }
 
@@ -122,42 +148,18 @@ pub fn segment_dir_lock() -> *mut pg_sys::LWLock {
 
 impl Shared {
     pub fn set_mark_error(&self, msg: &str) {
-        set_text(&self.mark_error, msg);
+        self.mark_error.set(msg);
     }
 
     pub fn set_layout_error(&self, msg: &str) {
-        set_text(&self.layout_error, msg);
+        self.layout_error.set(msg);
     }
 
     pub fn layout_error(&self) -> Option<String> {
-        text(&self.layout_error)
+        self.layout_error.get()
     }
 
     pub fn mark_error(&self) -> Option<String> {
-        text(&self.mark_error)
+        self.mark_error.get()
     }
-}
-
-/// Writes a startup error text (cut to fit, NUL-terminated). Through UnsafeCell: the block is
-/// reached by shared references, and a write through one of those may be optimised away.
-fn set_text<const N: usize>(cell: &UnsafeCell<[u8; N]>, msg: &str) {
-    let bytes = msg.as_bytes();
-    let mut n = bytes.len().min(N - 1);
-    while !msg.is_char_boundary(n) {
-        n -= 1;
-    }
-    // SAFETY: only written at startup (shared-memory initialisation in the postmaster), before
-    // any backend reads it; n < N.
-    unsafe {
-        let dst = cell.get() as *mut u8;
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n);
-        *dst.add(n) = 0;
-    }
-}
-
-fn text<const N: usize>(cell: &UnsafeCell<[u8; N]>) -> Option<String> {
-    // SAFETY: written only at startup, before any reader exists (see set_text).
-    let buf = unsafe { &*cell.get() };
-    let end = buf.iter().position(|b| *b == 0).unwrap_or(0);
-    (end > 0).then(|| String::from_utf8_lossy(&buf[..end]).into_owned())
 }

@@ -13,9 +13,10 @@ use crate::core::civil::format_utc_ms;
 use crate::core::generator::{BackwardStep, Clock, GenError, Generator, GeneratorState, Reserver};
 use crate::core::layout::Layout;
 use crate::core::layout_history::{self, History, Verdict};
-use crate::core::mark::Mark;
+use crate::core::mark::{Mark, Stopped};
 use crate::errors::{invalid, not_ready, IdError};
 use crate::gucs::{self, ClockSettings};
+use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
 
 /// The node's generator as configured at server start (layout and worker id are fixed then).
@@ -122,53 +123,123 @@ fn data_dir() -> PathBuf {
 }
 
 /// Sets the shared state from the durable mark; runs in the postmaster at every shared-memory
-/// (re)initialisation, i.e. at start and after a crash.
+/// (re)initialisation, i.e. at start and after a crash. After a clean stop the mark holds the
+/// exact last counters and counting resumes right after them; otherwise (a crash) after the
+/// reservation, the only bound known.
 pub fn restore_from_mark(shared: &Shared) {
     let g = node();
     let dir = data_dir();
-    match Mark::load(&dir) {
-        Ok(mark) => {
-            let until = mark.map(|m| m.reserved_until_ms);
-            let mut tick = until.and_then(|ms| g.layout.tick_of_ms(ms - 1));
-            match check_layout_history(&dir, until, &g.layout) {
-                // IDs must start at the tick of start_ms: count on after the tick before it.
-                Ok(start_ms) => {
-                    let before_start = g.layout.tick_of_ms(start_ms).and_then(|t| t.checked_sub(1));
-                    tick = tick.max(before_start);
-                }
-                Err(e) => {
-                    shared.set_layout_error(&e);
-                    pgrx::log!("pg_idgen: {e}; snowflake_next() is disabled");
-                }
+    let mark = match Mark::load(&dir) {
+        Ok(mark) => mark,
+        Err(e) => {
+            shared.set_mark_error(&format!("the durable mark could not be read: {e}"));
+            pgrx::log!(
+                "pg_idgen: {e}; Snowflake and message IDs are disabled until the mark file is repaired"
+            );
+            return;
+        }
+    };
+    let until = mark.map(|m| m.reserved_until_ms);
+    let stopped = mark.and_then(|m| m.stopped);
+    let mut tick = until.and_then(|ms| g.layout.tick_of_ms(ms - 1));
+    let mut floor = None;
+    let mut same_layout = false;
+    match check_layout_history(&dir, until, &g.layout) {
+        // IDs must start at the tick of start_ms: count on after the tick before it.
+        Ok((start_ms, changed)) => {
+            floor = g.layout.tick_of_ms(start_ms).and_then(|t| t.checked_sub(1));
+            tick = tick.max(floor);
+            same_layout = !changed;
+        }
+        Err(e) => {
+            shared.set_layout_error(&e);
+            pgrx::warning!("pg_idgen: {e}; snowflake_next() is disabled");
+        }
+    }
+    let msgid_layout = crate::msgid::clock_layout();
+    match stopped {
+        // The exact counters are in the units of the layout they were made with.
+        Some(s) if same_layout => {
+            shared
+                .generator
+                .restore_exact(s.snowflake_last, g.seq_bits());
+            if let Some(f) = floor {
+                shared.generator.raise_floor(f, g.seq_bits());
             }
+            shared
+                .msgid
+                .restore_exact(s.msgid_last, crate::core::msgid::SEQUENCE_BITS);
+        }
+        _ => {
             shared.generator.restore(tick, g.seq_bits());
-            let m = crate::msgid::clock_layout();
-            let tick = until.and_then(|ms| m.tick_of_ms(ms - 1));
+            let tick = until.and_then(|ms| msgid_layout.tick_of_ms(ms - 1));
             shared
                 .msgid
                 .restore(tick, crate::core::msgid::SEQUENCE_BITS);
-            shared.mark_ms.store(until.unwrap_or(0), SeqCst);
         }
-        Err(e) => {
-            shared.set_mark_error(&e);
-            pgrx::log!(
-                "pg_idgen: {e}; snowflake_next() is disabled until the mark file is repaired"
-            );
-        }
+    }
+    // The first ID after every start makes a reservation of its own (see PgReserver::extend).
+    shared.generator.reserved_tick.store(0, SeqCst);
+    shared.msgid.reserved_tick.store(0, SeqCst);
+    shared.mark_rewrite.store(true, SeqCst);
+    shared.mark_ms.store(until.unwrap_or(0), SeqCst);
+}
+
+/// Writes the exact last counters into the mark at the postmaster's exit, when no process is left
+/// that could make an ID, so the next start resumes at the last ID instead of the reservation: a
+/// clean restart costs no availability whatever the reservation window, unit or clock policy.
+/// Not when the mark could not be read or written (the state is not the node's), nor under a
+/// refused layout (the Snowflake counter is in the units of a layout the node did not use).
+pub fn record_stop(shared: &Shared) {
+    if shared.mark_error().is_some() || shared.layout_error().is_some() {
+        return;
+    }
+    let g = node();
+    let msgid_layout = crate::msgid::clock_layout();
+    let snowflake_last = shared.generator.high_counter();
+    let msgid_last = shared.msgid.high_counter();
+    if snowflake_last == 0 && msgid_last == 0 {
+        return;
+    }
+    // The end of the last tick of either stream: still a bound of every ID in milliseconds, for
+    // a start under another layout.
+    let end_ms = |layout: &Layout, counter: u64, seq_bits: u32| {
+        (counter != 0).then(|| layout.ms_of_tick((counter >> seq_bits) + 1))
+    };
+    let until = end_ms(&g.layout, snowflake_last, g.seq_bits())
+        .max(end_ms(
+            msgid_layout,
+            msgid_last,
+            crate::core::msgid::SEQUENCE_BITS,
+        ))
+        .unwrap_or(0);
+    let mark = Mark {
+        reserved_until_ms: until,
+        stopped: Some(Stopped {
+            snowflake_last,
+            msgid_last,
+        }),
+    };
+    if let Err(e) = mark.store(&data_dir()) {
+        pgrx::log!("pg_idgen: could not record the last IDs at shutdown ({e}); the next start resumes at the reservation");
     }
 }
 
 /// Checks the configured layout against the layouts this node made IDs with before
 /// (core::layout_history), records a change durably before any ID of the new layout, and returns
-/// the time the layout's IDs must start at (0: no bound).
-fn check_layout_history(dir: &Path, mark_ms: Option<i64>, layout: &Layout) -> Result<i64, String> {
+/// the time the layout's IDs must start at (0: no bound), and whether the layout changed.
+fn check_layout_history(
+    dir: &Path,
+    mark_ms: Option<i64>,
+    layout: &Layout,
+) -> Result<(i64, bool), String> {
     let prev = History::load(dir)?;
     match layout_history::on_start(prev, mark_ms, layout, now_ms()) {
         Verdict::Same { start_ms, write } => {
             if let Some(h) = write {
                 h.store(dir)?;
             }
-            Ok(start_ms)
+            Ok((start_ms, false))
         }
         Verdict::Changed { history, start_ms } => {
             let from = history.past.last().map(|p| p.layout.canonical_spec());
@@ -179,20 +250,16 @@ fn check_layout_history(dir: &Path, mark_ms: Option<i64>, layout: &Layout) -> Re
                 layout.canonical_spec(),
                 format_utc_ms(start_ms)
             );
-            Ok(start_ms)
+            Ok((start_ms, true))
         }
         Verdict::Refused(why) => Err(why),
     }
 }
 
-/// Applies a mark record replayed from the WAL (a standby, or crash recovery): the local mark
-/// file and the shared state move up to it, never down.
+/// Applies a mark record replayed from the WAL (a standby, or crash recovery): the shared state
+/// and the local mark file move up to it, never down. The shared state moves first, so a file
+/// that cannot be written still leaves this server's own generators above the record.
 pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
-    let dir = data_dir();
-    let on_disk = Mark::load(&dir)?.map_or(i64::MIN, |m| m.reserved_until_ms);
-    if reserved_until_ms > on_disk {
-        Mark { reserved_until_ms }.store(&dir)?;
-    }
     let g = node();
     let shared = shmem::shared();
     if let Some(tick) = g.layout.tick_of_ms(reserved_until_ms - 1) {
@@ -204,6 +271,11 @@ pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
             .raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
     }
     shared.mark_ms.fetch_max(reserved_until_ms, SeqCst);
+    let dir = data_dir();
+    let on_disk = Mark::load(&dir)?.map_or(i64::MIN, |m| m.reserved_until_ms);
+    if reserved_until_ms > on_disk {
+        Mark::reserved(reserved_until_ms).store(&dir)?;
+    }
     Ok(())
 }
 
@@ -250,45 +322,54 @@ impl PgReserver<'_> {
             .max(1)
     }
 
-    /// Moves the reservation to at least `tick + window`; the caller holds no lock.
-    pub fn extend(&self, st: &GeneratorState, tick: u64) -> Result<(), String> {
+    /// Moves the reservation to at least `tick + window`; the caller holds no lock. The mark
+    /// record is written and flushed (and the file replaced) under the reservation lock, so
+    /// concurrent callers make one write; the wait for synchronous standbys comes after the lock,
+    /// so every waiter stays cancellable, and the new ticks are published only once confirmed.
+    /// `stop` ends that wait early (a background worker's shutdown).
+    pub fn extend(
+        &self,
+        st: &GeneratorState,
+        tick: u64,
+        stop: &dyn Fn() -> Option<String>,
+    ) -> Result<(), String> {
+        if st.reserved_tick.load(Acquire) >= tick {
+            return Ok(());
+        }
         let layout = self.0;
         let shared = shmem::shared();
-        let lock = shmem::reserve_lock();
-        // SAFETY: a valid LWLock from our tranche; nothing in between can raise an ERROR (the
-        // file write reports errors as values), so the lock is always released below.
-        unsafe { pg_sys::LWLockAcquire(lock, pg_sys::LWLockMode::LW_EXCLUSIVE) };
-        let result = if st.reserved_tick.load(Acquire) >= tick {
-            Ok(())
-        } else {
-            let new = tick + Self::window_ticks(layout);
+        let new = tick + Self::window_ticks(layout);
+        let lsn = {
+            // SAFETY: a valid LWLock from our tranche. An ERROR from XLogInsert/XLogFlush
+            // unwinds through the guard, which releases it.
+            let _lock = unsafe { LwLockGuard::exclusive(shmem::reserve_lock()) };
             let until = layout.ms_of_tick(new + 1);
-            if until <= shared.mark_ms.load(Acquire) {
-                // The other generator already reserved past this instant.
-                st.reserved_tick.store(new, Release);
-                Ok(())
-            } else {
-                let mark = Mark {
-                    reserved_until_ms: until,
-                };
+            let mark_ms = shared.mark_ms.load(Acquire);
+            // Written again after every start even when the mark covers the ticks: the file may
+            // hold a clean stop's exact counters, and the standbys may never have confirmed the
+            // record of the mark this server started from.
+            if until > mark_ms || shared.mark_rewrite.load(Acquire) {
+                // Never below the mark: the other stream's IDs may reach up to it.
+                let until = until.max(mark_ms);
                 // WAL first: crash recovery replays it into the file if the file write is lost,
                 // and standbys replay it into theirs.
-                crate::wal::log_mark(mark.reserved_until_ms);
-                mark.store(&data_dir()).map(|()| {
-                    shared.mark_ms.store(until, Release);
-                    st.reserved_tick.store(new, Release);
-                })
+                let lsn = crate::wal::log_mark(until);
+                Mark::reserved(until).store(&data_dir())?;
+                shared.mark_ms.store(until, Release);
+                shared.mark_lsn.fetch_max(lsn, AcqRel);
+                shared.mark_rewrite.store(false, Release);
             }
+            shared.mark_lsn.load(Acquire)
         };
-        // SAFETY: acquired above.
-        unsafe { pg_sys::LWLockRelease(lock) };
-        result
+        crate::pg::syncrep::wait_confirmed(lsn, stop)?;
+        st.reserved_tick.fetch_max(new, AcqRel);
+        Ok(())
     }
 }
 
 impl Reserver for PgReserver<'_> {
     fn reserve(&self, st: &GeneratorState, tick: u64) -> Result<(), GenError> {
-        self.extend(st, tick).map_err(GenError::Reserve)
+        self.extend(st, tick, &|| None).map_err(GenError::Reserve)
     }
 }
 
@@ -305,8 +386,8 @@ pub(crate) fn check_can_generate(shared: &Shared) {
         .raise();
     }
     if let Some(e) = shared.mark_error() {
-        not_ready(format!("snowflake IDs are disabled: the durable mark could not be read: {e}"))
-            .hint("Repair or restore pg_idgen.mark in the data directory and restart; never delete it on a node that issued IDs, or set the clock past the last ID first.")
+        not_ready(format!("snowflake IDs are disabled: {e}"))
+            .hint("Repair pg_idgen.mark in the data directory (readable and writable by the server, in a writable directory) and restart; never delete it on a node that issued IDs.")
             .raise();
     }
 }
@@ -358,6 +439,11 @@ pub(crate) fn to_id_error(e: GenError, g: &Generator, kind: &str) -> IdError {
         )
         .hint("No ID was handed out. Check the data directory's disk space and permissions."),
         GenError::Interrupted(e) => IdError::new(PgSqlErrorCode::ERRCODE_QUERY_CANCELED, e),
+        GenError::Capped { ahead_ms, waited_ms } => not_ready(format!(
+            "the next {kind} would be later than this node's worker-id lease covers ({ahead_ms} ms ahead of the clock; waited {waited_ms} ms)"
+        ))
+        .detail("A lease covers IDs up to its holder's last heartbeat (or last reported ID) plus the lease ttl; the worker id's next holder starts above that, so going further could repeat its IDs.")
+        .hint("The next heartbeat moves the limit (every third of idgen.worker_lease_ttl). Make large batches smaller, raise idgen.worker_lease_ttl, or let callers wait longer with idgen.max_wait."),
     }
 }
 
@@ -380,14 +466,25 @@ fn take(want: u64) -> (crate::core::generator::Issued, u64) {
     check_can_generate(shared);
     check_layout_accepted(shared);
     with_generator(|g| {
-        let run = || g.take(&shared.generator, &PgClock, &PgReserver(&g.layout), want);
+        let run = |cap: &dyn Fn() -> u64| {
+            g.take_capped(
+                &shared.generator,
+                &PgClock,
+                &PgReserver(&g.layout),
+                want,
+                cap,
+            )
+        };
         let (worker, result) = if gucs::lease_mode() {
-            match shared.lease.under(crate::lease::mono_ns, run) {
+            // No ID later than the lease covers (core::lease::ceiling_ms): its next holder
+            // starts above that, whatever this node does before its next heartbeat.
+            let cap = || g.layout.tick_of_ms(shared.lease.ceiling_ms()).unwrap_or(0);
+            match shared.lease.under(crate::lease::mono_ns, || run(&cap)) {
                 Ok((w, r)) => (u64::from(w), r),
                 Err(fault) => crate::lease::fault_error(fault, shared).raise(),
             }
         } else {
-            (g.worker(), run())
+            (g.worker(), run(&|| u64::MAX))
         };
         match result {
             Ok((issued, step)) => {
@@ -457,7 +554,10 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
 /// Renews the reservations of both generators ahead of need, so callers rarely write the mark
 /// themselves; run by the background worker. `issued_before` holds each one's count at the last
 /// call. Returns true if it wrote.
-pub fn renew_reservations(issued_before: &mut [u64; 2]) -> Result<bool, String> {
+pub fn renew_reservations(
+    issued_before: &mut [u64; 2],
+    stop: &dyn Fn() -> Option<String>,
+) -> Result<bool, String> {
     let shared = shmem::shared();
     if shared.mark_error().is_some() {
         return Ok(false);
@@ -473,7 +573,7 @@ pub fn renew_reservations(issued_before: &mut [u64; 2]) -> Result<bool, String> 
     ];
     let mut wrote = false;
     for ((st, layout, seq_bits), before) in streams.into_iter().zip(issued_before.iter_mut()) {
-        wrote |= renew_one(st, layout, seq_bits, before)?;
+        wrote |= renew_one(st, layout, seq_bits, before, stop)?;
     }
     Ok(wrote)
 }
@@ -483,6 +583,7 @@ fn renew_one(
     layout: &Layout,
     seq_bits: u32,
     issued_before: &mut u64,
+    stop: &dyn Fn() -> Option<String>,
 ) -> Result<bool, String> {
     let issued = st.stats.issued.load(Relaxed);
     if issued == *issued_before {
@@ -498,7 +599,9 @@ fn renew_one(
     if tick + half <= st.reserved_tick.load(Acquire) {
         return Ok(false);
     }
-    PgReserver(layout).extend(st, tick + half).map(|()| true)
+    PgReserver(layout)
+        .extend(st, tick + half, stop)
+        .map(|()| true)
 }
 
 /// The wall-clock instant the current reservation covers, for `idgen.status`.

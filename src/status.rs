@@ -114,7 +114,7 @@ mod idgen {
         let g = node();
         let (counter, _) = shared.generator.last();
         crate::snowflake::PgReserver(&g.layout)
-            .extend(&shared.generator, (counter >> g.seq_bits()) + 1)
+            .extend(&shared.generator, (counter >> g.seq_bits()) + 1, &|| None)
             .map_err(|e| {
                 IdError::new(
                     PgSqlErrorCode::ERRCODE_IO_ERROR,

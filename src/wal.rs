@@ -38,8 +38,8 @@ pub fn register() {
     unsafe { pg_sys::RegisterCustomRmgr(rmgr_id(), &raw mut RMGR) };
 }
 
-/// Writes and flushes a mark record; returns once it is durable in the WAL.
-pub fn log_mark(reserved_until_ms: i64) {
+/// Writes and flushes a mark record; returns its position once it is durable in the local WAL.
+pub fn log_mark(reserved_until_ms: i64) -> u64 {
     let mut bytes = reserved_until_ms.to_le_bytes();
     // SAFETY: the standard XLogBeginInsert / XLogRegisterData / XLogInsert sequence; `bytes`
     // lives until XLogInsert has copied it.
@@ -48,6 +48,7 @@ pub fn log_mark(reserved_until_ms: i64) {
         pg_sys::XLogRegisterData(bytes.as_mut_ptr() as *mut c_char, bytes.len() as i32);
         let lsn = pg_sys::XLogInsert(rmgr_id(), XLOG_IDGEN_MARK);
         pg_sys::XLogFlush(lsn);
+        lsn
     }
 }
 
@@ -73,8 +74,12 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     match unsafe { mark_of(record) } {
         Some(ms) => {
             if let Err(e) = crate::snowflake::apply_replayed_mark(ms) {
-                // Going on would let this server, once promoted, repeat IDs.
-                pgrx::error!("pg_idgen: could not apply a replayed Snowflake mark: {e}");
+                // An error here would stop recovery, and with it the whole server. The shared
+                // state did move up; the file did not, so generation stays off until the file
+                // is repaired and the server restarted (README guarantee 3).
+                let msg = format!("a mark replayed from the WAL could not be written: {e}");
+                crate::shmem::shared().set_mark_error(&msg);
+                pgrx::warning!("pg_idgen: {msg}; Snowflake and message IDs are disabled until pg_idgen.mark is repaired and the server restarted");
             }
         }
         None => pgrx::error!("pg_idgen: malformed Snowflake mark record in the WAL"),

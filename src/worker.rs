@@ -35,7 +35,10 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
             // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
         }
-        match crate::snowflake::renew_reservations(&mut issued_before) {
+        let stop = || {
+            BackgroundWorker::sigterm_received().then(|| "the server is shutting down".to_string())
+        };
+        match crate::snowflake::renew_reservations(&mut issued_before, &stop) {
             Ok(_) => complained = false,
             Err(e) if !complained => {
                 complained = true;

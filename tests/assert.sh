@@ -9,6 +9,7 @@ check() { # check "what" TEST-COMMAND...
   if "$@"; then echo "  ok: $what"; else echo "  FAIL: $what"; FAILS=$((FAILS + 1)); fi
 }
 eq() { [ "$1" = "$2" ] || { echo "    expected '$2', got '$1'" >&2; return 1; }; }
+not_grep() { ! grep "$@" >/dev/null; }
 ne() { [ "$1" != "$2" ] || { echo "    expected anything but '$2'" >&2; return 1; }; }
 # show_errors FILE...: print (to stderr, indented) the start of any of FILES that is not empty, so
 # that a failed "no error" check says which error it was.

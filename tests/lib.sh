@@ -87,6 +87,21 @@ cluster_stop() {
   as_pg "$PGBIN/pg_ctl" -D "$dir" -m "${2:-fast}" -w -t 60 stop >/dev/null
 }
 
+# kill_server NAME: SIGKILL to the postmaster and all its children at once (no exit callback, no
+# shutdown checkpoint: what a power cut leaves), then waits until they are gone.
+kill_server() {
+  local dir pm pids i
+  dir=$(cluster_dir "$1")
+  pm=$(head -1 "$dir/postmaster.pid")
+  pids="$pm $(pgrep -P "$pm" | tr '\n' ' ')"
+  kill -9 $pids 2>/dev/null || true
+  for i in $(seq 1 100); do
+    kill -0 $pids 2>/dev/null || break
+    sleep 0.1
+  done
+  as_pg rm -f "$dir/postmaster.pid"
+}
+
 cluster_port() { sed -n "s/^port = //p" "$(cluster_dir "$1")/postgresql.conf" | tail -1; }
 
 # q PORT SQL: one value, no decoration; errors fail the caller.

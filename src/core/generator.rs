@@ -93,6 +93,26 @@ impl GeneratorState {
         self.step_counted_at.store(0, SeqCst);
     }
 
+    /// Sets the state after a clean stop, when the last counter is known exactly: counting
+    /// resumes right after it, in the same tick. `counter` 0 is a stream that made no ID. No
+    /// tick counts as reserved, so the first ID after the start makes a durable reservation.
+    pub fn restore_exact(&self, counter: u64, seq_bits: u32) {
+        self.restore(None, seq_bits);
+        self.last.store(counter, SeqCst);
+        self.flag_high[0].store(counter, SeqCst);
+        self.flag_high[1].store(counter, SeqCst);
+        self.reserved_tick.store(0, SeqCst);
+    }
+
+    /// The highest counter handed out under either rollback flag value (the last one, unless
+    /// the clock stepped back under the rollback policy): every ID made so far is at or below
+    /// it, so a clean stop records it.
+    pub fn high_counter(&self) -> u64 {
+        let (last, _) = self.last();
+        last.max(self.flag_high[0].load(SeqCst))
+            .max(self.flag_high[1].load(SeqCst))
+    }
+
     /// Raises the state so counting resumes after `tick`: a standby replaying its primary's mark,
     /// or crash recovery replaying a mark the file missed. Never lowers anything.
     pub fn raise_floor(&self, tick: u64, seq_bits: u32) {
@@ -152,6 +172,10 @@ pub enum GenError {
     Reserve(String),
     /// The wait was interrupted (query cancel, shutdown).
     Interrupted(String),
+    /// The next ID would be later than the caller's cap (in lease mode: what the worker-id lease
+    /// covers, so that the id's next holder starts above it), and the cap did not move within
+    /// `max_wait`.
+    Capped { ahead_ms: u64, waited_ms: u64 },
 }
 
 /// A run of consecutive counters `first .. first + count`, all under one rollback flag value.
@@ -178,6 +202,8 @@ enum Attempt {
     Backwards {
         behind_ticks: u64,
     },
+    /// The next tick is beyond the caller's cap: retry when the cap moves.
+    Capped,
     Exhausted,
     Retry,
 }
@@ -316,8 +342,8 @@ impl Generator {
         Some(BackwardStep { step_ms })
     }
 
-    /// One attempt to take up to `want` counters; lock-free.
-    fn attempt(&self, st: &GeneratorState, now: u64, cur: u64, want: u64) -> Attempt {
+    /// One attempt to take up to `want` counters, none in a tick above `cap`; lock-free.
+    fn attempt(&self, st: &GeneratorState, now: u64, cur: u64, want: u64, cap: u64) -> Attempt {
         let s = self.seq_bits;
         let flag = cur >> 63;
         let c = cur & !FLAG_BIT;
@@ -364,6 +390,10 @@ impl Generator {
                 behind: last_tick > now + self.max_ahead,
             };
         }
+        if start_tick > cap {
+            return Attempt::Capped;
+        }
+        let allowed = allowed.min(cap);
         let end_max = ((allowed + 1) << s) - 1;
         let end = start.saturating_add(want - 1).min(end_max);
         let new = end | (flag_now << 63);
@@ -393,6 +423,19 @@ impl Generator {
         reserver: &impl Reserver,
         want: u64,
     ) -> Result<(Issued, Option<BackwardStep>), GenError> {
+        self.take_capped(st, clock, reserver, want, &|| u64::MAX)
+    }
+
+    /// `take`, with no counter in a tick above `cap()`, which is read again at every attempt
+    /// (it may move while the caller waits, up to `max_wait`).
+    pub fn take_capped(
+        &self,
+        st: &GeneratorState,
+        clock: &impl Clock,
+        reserver: &impl Reserver,
+        want: u64,
+        cap: &dyn Fn() -> u64,
+    ) -> Result<(Issued, Option<BackwardStep>), GenError> {
         debug_assert!(want >= 1);
         let mut step = None;
         let mut waited_ms = 0u64;
@@ -406,9 +449,23 @@ impl Generator {
             if let Some(s) = self.observe_wall(st, high, now) {
                 step = Some(s);
             }
-            match self.attempt(st, now, cur, want) {
+            let cap_tick = cap();
+            match self.attempt(st, now, cur, want, cap_tick) {
                 Attempt::Issued(i) => break i,
                 Attempt::Retry => continue,
+                Attempt::Capped => {
+                    if waited_ms >= self.max_wait_ms {
+                        st.stats.clock_errors.fetch_add(1, Relaxed);
+                        let next_tick = ((cur & !FLAG_BIT) >> self.seq_bits) + 1;
+                        return Err(GenError::Capped {
+                            ahead_ms: next_tick.saturating_sub(now) * self.layout.unit_ms,
+                            waited_ms,
+                        });
+                    }
+                    let slice = 10.min(self.max_wait_ms - waited_ms).max(1);
+                    clock.sleep_ms(slice)?;
+                    waited_ms += slice;
+                }
                 Attempt::Wait { until_tick, behind } => {
                     if !counted_wait {
                         counted_wait = true;

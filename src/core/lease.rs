@@ -24,6 +24,8 @@ pub struct LeaseCell {
     valid_until_ns: AtomicI64,
     /// The last grant number used.
     grants: AtomicU64,
+    /// The latest millisecond an ID under this lease may have: see `ceiling_ms`.
+    ceiling_ms: AtomicI64,
 }
 
 /// Why no ID may be made now.
@@ -36,24 +38,34 @@ pub enum LeaseFault {
 }
 
 impl LeaseCell {
-    /// Installs a new lease of `worker_id`, valid until `valid_until_ns`; returns its word.
-    pub fn grant(&self, worker_id: u32, valid_until_ns: i64) -> u64 {
+    /// Installs a new lease of `worker_id`, valid until `valid_until_ns`, covering IDs up to
+    /// `ceiling_ms`; returns its word.
+    pub fn grant(&self, worker_id: u32, valid_until_ns: i64, ceiling_ms: i64) -> u64 {
         let grant = (self.grants.fetch_add(1, SeqCst) + 1) & 0xffff_ffff;
         let word = (grant.max(1) << 32) | u64::from(worker_id);
-        // The deadline first: whoever reads the new word also reads its deadline.
+        // The deadline and ceiling first: whoever reads the new word also reads them.
         self.valid_until_ns.store(valid_until_ns, SeqCst);
+        self.ceiling_ms.store(ceiling_ms, SeqCst);
         self.word.store(word, SeqCst);
         word
     }
 
-    /// Moves the deadline of the lease `word` (a renewal); false if that lease is no longer
-    /// installed.
-    pub fn extend(&self, word: u64, valid_until_ns: i64) -> bool {
+    /// Moves the deadline and the ceiling of the lease `word` (a renewal); false if that lease
+    /// is no longer installed. The ceiling never moves down.
+    pub fn extend(&self, word: u64, valid_until_ns: i64, ceiling_ms: i64) -> bool {
         if self.word.load(SeqCst) != word {
             return false;
         }
         self.valid_until_ns.store(valid_until_ns, SeqCst);
+        self.ceiling_ms.fetch_max(ceiling_ms, SeqCst);
         true
+    }
+
+    /// The latest millisecond an ID under the current lease may have. Read it between the two
+    /// checks of `under`: a value read while another lease replaced this one is never used,
+    /// since the check after the take rejects the result.
+    pub fn ceiling_ms(&self) -> i64 {
+        self.ceiling_ms.load(SeqCst)
     }
 
     /// Withdraws the lease; returns the worker id it had. IDs accepted before this returns were
@@ -93,6 +105,24 @@ impl LeaseCell {
             _ => Err(LeaseFault::Lapsed { worker_id }),
         }
     }
+}
+
+/// The latest millisecond a holder may give an ID, from its last successful acquire or heartbeat:
+/// `reported_ms`, the time of its last ID it sent (None: none yet; for an acquire, the lease's
+/// `start_after`), and `sent_ms`, its wall clock just before it sent the call.
+///
+/// The coordinator lets the next holder start after `last_ts + ttl + grace` and after
+/// `heartbeat_at + ttl + grace`, where `last_ts >= reported_ms` and `heartbeat_at`, its own clock
+/// when the call arrived, is at least `sent_ms - grace` for a holder whose clock is within the
+/// grace period of the coordinator's. Both bounds are at least this ceiling, whatever the holder
+/// does until its next heartbeat, with whatever drift its clock policy allows: a holder that
+/// ran ahead of its clock (a large batch) and then stalled cannot have made an ID its successor
+/// will make again (README guarantee 7).
+pub fn ceiling_ms(reported_ms: Option<i64>, sent_ms: i64, ttl_ms: u64) -> i64 {
+    reported_ms
+        .unwrap_or(i64::MIN)
+        .max(sent_ms)
+        .saturating_add(ttl_ms as i64)
 }
 
 /// How often the keeper renews a lease of `ttl_ms`: three times per ttl, so two renewals can

@@ -17,11 +17,39 @@ const HEADER: &str = "pg_idgen snowflake mark v1";
 pub struct Mark {
     /// Every ID handed out so far has a time strictly before this instant (ms since 1970 UTC).
     pub reserved_until_ms: i64,
+    /// Written only when the server stopped with no process left that could make an ID: the
+    /// exact last counters, so the next start resumes at the last ID, not at the reservation.
+    /// Any later reservation rewrites the file without them.
+    pub stopped: Option<Stopped>,
+}
+
+/// The last counter (`tick << sequence_bits | sequence`) of each clock stream at a clean stop;
+/// 0 where the stream made no ID. The Snowflake counter is in the units of the layout the node
+/// ran with, so it is only used when the layout did not change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stopped {
+    pub snowflake_last: u64,
+    pub msgid_last: u64,
 }
 
 impl Mark {
+    /// A reservation: no exact counters.
+    pub fn reserved(reserved_until_ms: i64) -> Mark {
+        Mark {
+            reserved_until_ms,
+            stopped: None,
+        }
+    }
+
     pub fn render(&self) -> String {
-        format!("{HEADER}\nreserved_until_ms={}\n", self.reserved_until_ms)
+        let mut text = format!("{HEADER}\nreserved_until_ms={}\n", self.reserved_until_ms);
+        if let Some(s) = self.stopped {
+            text += &format!(
+                "stopped_snowflake_last={}\nstopped_msgid_last={}\n",
+                s.snowflake_last, s.msgid_last
+            );
+        }
+        text
     }
 
     pub fn parse(text: &str) -> Result<Mark, String> {
@@ -29,18 +57,34 @@ impl Mark {
         if lines.next() != Some(HEADER) {
             return Err(format!("not a pg_idgen mark file (expected \"{HEADER}\")"));
         }
+        let (mut until, mut snowflake, mut msgid) = (None, None, None);
         for line in lines {
-            if let Some(v) = line.strip_prefix("reserved_until_ms=") {
-                let ms = v
-                    .trim()
-                    .parse::<i64>()
-                    .map_err(|_| format!("reserved_until_ms \"{v}\" is not an integer"))?;
-                return Ok(Mark {
-                    reserved_until_ms: ms,
-                });
+            let Some((key, v)) = line.split_once('=') else {
+                continue;
+            };
+            let v = v.trim();
+            let bad = || format!("{key} \"{v}\" is not an integer");
+            match key {
+                "reserved_until_ms" => until = Some(v.parse::<i64>().map_err(|_| bad())?),
+                "stopped_snowflake_last" => snowflake = Some(v.parse::<u64>().map_err(|_| bad())?),
+                "stopped_msgid_last" => msgid = Some(v.parse::<u64>().map_err(|_| bad())?),
+                _ => {}
             }
         }
-        Err("the mark file has no reserved_until_ms line".into())
+        let reserved_until_ms =
+            until.ok_or_else(|| "the mark file has no reserved_until_ms line".to_string())?;
+        let stopped = match (snowflake, msgid) {
+            (Some(snowflake_last), Some(msgid_last)) => Some(Stopped {
+                snowflake_last,
+                msgid_last,
+            }),
+            (None, None) => None,
+            _ => return Err("the mark file has only one of its two stopped_ lines".into()),
+        };
+        Ok(Mark {
+            reserved_until_ms,
+            stopped,
+        })
     }
 
     /// Reads the mark in `dir`; `Ok(None)` when the node never handed out an ID there. A file
@@ -89,4 +133,40 @@ pub fn write_durably(dir: &Path, name: &str, text: &str) -> Result<(), String> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| format!("could not fsync directory {}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Mark, Stopped};
+
+    #[test]
+    fn a_reservation_and_a_stop_read_back() {
+        let r = Mark::reserved(1_700_000_000_123);
+        assert_eq!(Mark::parse(&r.render()), Ok(r));
+        let s = Mark {
+            reserved_until_ms: 1_700_000_000_123,
+            stopped: Some(Stopped {
+                snowflake_last: 42 << 12 | 7,
+                msgid_last: 0,
+            }),
+        };
+        assert_eq!(Mark::parse(&s.render()), Ok(s));
+    }
+
+    #[test]
+    fn a_file_of_the_first_format_still_reads() {
+        let m = Mark::parse("pg_idgen snowflake mark v1\nreserved_until_ms=5\n").unwrap();
+        assert_eq!(m, Mark::reserved(5));
+    }
+
+    #[test]
+    fn damaged_files_are_refused() {
+        assert!(Mark::parse("something else\nreserved_until_ms=5\n").is_err());
+        assert!(Mark::parse("pg_idgen snowflake mark v1\n").is_err());
+        assert!(Mark::parse("pg_idgen snowflake mark v1\nreserved_until_ms=x\n").is_err());
+        assert!(Mark::parse(
+            "pg_idgen snowflake mark v1\nreserved_until_ms=5\nstopped_msgid_last=1\n"
+        )
+        .is_err());
+    }
 }

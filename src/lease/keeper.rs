@@ -20,7 +20,7 @@ use pgrx::PgSqlErrorCode;
 use super::libpq::{CallError, Conn};
 use super::{mono_ns, KeeperState};
 use crate::core::layout::Field;
-use crate::core::lease::{renew_every_ms, retry_after_ms};
+use crate::core::lease::{ceiling_ms, renew_every_ms, retry_after_ms};
 use crate::errors::IdError;
 use crate::gucs;
 use crate::shmem::{self, Shared};
@@ -193,6 +193,7 @@ impl Keeper {
             Some(hi.to_string()),
         ];
         let sent = mono_ns();
+        let sent_ms = now_ms();
         let row = self.conn()?.query_row(ACQUIRE_SQL, &params, CALL_TIMEOUT)?;
         let worker_id = required(int(&row, 0)?)? as i32;
         let lease_no = required(int(&row, 1)?)?;
@@ -211,10 +212,11 @@ impl Keeper {
         if let Some(ms) = start_after {
             snowflake::raise_floor_to_ms(ms);
         }
-        let word = self
-            .shared
-            .lease
-            .grant(worker_id as u32, sent + ttl as i64 * 1_000_000);
+        let word = self.shared.lease.grant(
+            worker_id as u32,
+            sent + ttl as i64 * 1_000_000,
+            ceiling_ms(start_after, sent_ms, ttl),
+        );
         let st = &self.shared.lease_status;
         st.worker_id.store(worker_id as i64, Relaxed);
         st.lease_no.store(lease_no, Relaxed);
@@ -255,19 +257,23 @@ impl Keeper {
         &mut self,
         (worker_id, lease_no, word, ttl): (i32, i64, u64, u64),
     ) -> Result<(), CallError> {
+        let reported = snowflake::last_id_ms();
         let params = [
             Some(worker_id.to_string()),
             Some(self.code.clone()),
-            snowflake::last_id_ms().map(|ms| ms.to_string()),
+            reported.map(|ms| ms.to_string()),
             Some(lease_no.to_string()),
         ];
         let sent = mono_ns();
+        let sent_ms = now_ms();
         match self.conn()?.query_row(HEARTBEAT_SQL, &params, CALL_TIMEOUT) {
             Ok(row) => {
                 let expires_ms = required(int(&row, 0)?)?;
-                self.shared
-                    .lease
-                    .extend(word, sent + ttl as i64 * 1_000_000);
+                self.shared.lease.extend(
+                    word,
+                    sent + ttl as i64 * 1_000_000,
+                    ceiling_ms(reported, sent_ms, ttl),
+                );
                 let st = &self.shared.lease_status;
                 st.expires_ms.store(expires_ms, Relaxed);
                 st.renewed_ms.store(now_ms(), Relaxed);

@@ -4,7 +4,7 @@
 // pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).
 #![allow(clippy::type_complexity)]
 
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
 
 use pgrx::prelude::*;
@@ -12,6 +12,7 @@ use pgrx::prelude::*;
 use crate::core::lease::LeaseFault;
 use crate::errors::{not_ready, IdError};
 use crate::gucs;
+use crate::pg::shared_text::SharedText;
 use crate::shmem::Shared;
 
 pub mod keeper;
@@ -71,34 +72,8 @@ pub struct LeaseStatus {
     pub failures: AtomicU64,
     pub started_ms: AtomicI64,
     pub first_lease_ms: AtomicI64,
-    error_seq: AtomicU64,
-    error: [u8; 256],
-    code: [u8; 256],
-}
-
-fn write_text(seq: &AtomicU64, buf: &[u8; 256], msg: &str) {
-    let bytes = msg.as_bytes();
-    let n = bytes.len().min(buf.len() - 1);
-    seq.fetch_add(1, SeqCst);
-    // SAFETY: one writer (the keeper); readers retry around the odd sequence number.
-    unsafe {
-        let dst = buf.as_ptr() as *mut u8;
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, n);
-        *dst.add(n) = 0;
-    }
-    seq.fetch_add(1, SeqCst);
-}
-
-fn read_text(seq: &AtomicU64, buf: &[u8; 256]) -> Option<String> {
-    loop {
-        let before = seq.load(Acquire);
-        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
-        let text = String::from_utf8_lossy(&buf[..end]).into_owned();
-        if before.is_multiple_of(2) && seq.load(Acquire) == before {
-            return (!text.is_empty()).then_some(text);
-        }
-        std::hint::spin_loop();
-    }
+    error: SharedText<256>,
+    code: SharedText<256>,
 }
 
 impl LeaseStatus {
@@ -114,19 +89,19 @@ impl LeaseStatus {
     }
 
     pub fn set_error(&self, msg: &str) {
-        write_text(&self.error_seq, &self.error, msg);
+        self.error.set(msg);
     }
 
     pub fn set_code(&self, code: &str) {
-        write_text(&self.error_seq, &self.code, code);
+        self.code.set(code);
     }
 
     pub fn error(&self) -> Option<String> {
-        read_text(&self.error_seq, &self.error)
+        self.error.get()
     }
 
     pub fn code(&self) -> Option<String> {
-        read_text(&self.error_seq, &self.code)
+        self.code.get()
     }
 }
 

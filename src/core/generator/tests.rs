@@ -553,3 +553,63 @@ fn a_replayed_mark_raises_the_floor_and_never_lowers_it() {
     st.raise_floor(now, g.seq_bits());
     assert!(next(&g, &st, &c, &r).unwrap() > first);
 }
+
+/// A large batch under the continue policy stops at the cap (a lease's ceiling) however far the
+/// drift bound would let it run, fails after max_wait while the cap stays, and goes on once the
+/// cap moves (a renewal).
+#[test]
+fn a_cap_bounds_every_id_whatever_the_drift_allows() {
+    let g = gen("js_safe", ClockPolicy::Continue, 60_000, 30);
+    let (st, c, r) = (
+        GeneratorState::default(),
+        FakeClock::at(T0, false),
+        MemReserver::new(1000),
+    );
+    let now = g.layout.tick_of_ms(T0).unwrap();
+    let cap = AtomicU64::new(now + 5);
+    let read = || cap.load(SeqCst);
+    let mut top = 0;
+    loop {
+        match g.take_capped(&st, &c, &r, 1_000_000, &read) {
+            Ok((i, _)) => top = (i.first + i.count - 1) >> g.seq_bits(),
+            Err(e) => {
+                assert!(matches!(e, GenError::Capped { waited_ms: 30, .. }), "{e:?}");
+                break;
+            }
+        }
+    }
+    assert_eq!(top, now + 5, "IDs up to the cap's tick, none above");
+    cap.store(now + 9, SeqCst);
+    let (i, _) = g.take_capped(&st, &c, &r, 1, &read).unwrap();
+    assert_eq!(i.first >> g.seq_bits(), now + 6);
+}
+
+/// After a clean stop the generator resumes right after the last counter, in the same tick, with
+/// nothing counted as reserved (the first ID makes a durable reservation of its own).
+#[test]
+fn an_exact_restore_resumes_in_the_same_tick() {
+    let g = gen(
+        "unit=hour time=30 worker=10 sequence=23",
+        ClockPolicy::Error,
+        0,
+        0,
+    );
+    let (st, c, r) = (
+        GeneratorState::default(),
+        FakeClock::at(T0 + 60_000, false),
+        MemReserver::new(1),
+    );
+    let a = next(&g, &st, &c, &r).unwrap();
+    let last = st.high_counter();
+    let st2 = GeneratorState::default();
+    st2.restore_exact(last, g.seq_bits());
+    assert_eq!(st2.reserved_tick.load(SeqCst), 0);
+    let b = next(&g, &st2, &c, &r).unwrap();
+    assert!(b > a);
+    assert_eq!(tick_of(&g, a), tick_of(&g, b), "same hour, next sequence");
+    assert_eq!(
+        r.writes.load(SeqCst),
+        2,
+        "the first ID after the restart reserved"
+    );
+}

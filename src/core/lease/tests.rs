@@ -14,7 +14,7 @@ fn no_lease_means_no_ids() {
 #[test]
 fn a_granted_lease_is_valid_until_its_deadline_and_not_after() {
     let cell = LeaseCell::default();
-    cell.grant(7, 1_000);
+    cell.grant(7, 1_000, i64::MAX);
     assert_eq!(cell.under(|| 999, || "id"), Ok((7, "id")));
     assert_eq!(
         cell.under(|| 1_000, || "id"),
@@ -25,7 +25,7 @@ fn a_granted_lease_is_valid_until_its_deadline_and_not_after() {
 #[test]
 fn a_lease_that_lapses_during_take_rejects_the_result() {
     let cell = LeaseCell::default();
-    cell.grant(3, 1_000);
+    cell.grant(3, 1_000, i64::MAX);
     let now = AtomicI64::new(500);
     let r = cell.under(
         || now.load(SeqCst),
@@ -41,12 +41,12 @@ fn a_lease_that_lapses_during_take_rejects_the_result() {
 #[test]
 fn a_lease_replaced_during_take_rejects_the_result_even_with_the_same_worker_id() {
     let cell = LeaseCell::default();
-    cell.grant(3, 1_000);
+    cell.grant(3, 1_000, i64::MAX);
     let r = cell.under(
         || 0,
         || {
             cell.revoke();
-            cell.grant(3, 9_000);
+            cell.grant(3, 9_000, i64::MAX);
         },
     );
     assert_eq!(r, Err(LeaseFault::Lapsed { worker_id: 3 }));
@@ -56,20 +56,23 @@ fn a_lease_replaced_during_take_rejects_the_result_even_with_the_same_worker_id(
 #[test]
 fn renewal_extends_only_the_lease_it_names() {
     let cell = LeaseCell::default();
-    let old = cell.grant(1, 100);
-    assert!(cell.extend(old, 200));
+    let old = cell.grant(1, 100, i64::MAX);
+    assert!(cell.extend(old, 200, i64::MAX));
     assert_eq!(cell.under(|| 150, || ()), Ok((1, ())));
     cell.revoke();
-    let new = cell.grant(2, 300);
+    let new = cell.grant(2, 300, i64::MAX);
     assert_ne!(old, new);
-    assert!(!cell.extend(old, 10_000), "a stale renewal must not extend");
+    assert!(
+        !cell.extend(old, 10_000, i64::MAX),
+        "a stale renewal must not extend"
+    );
     assert_eq!(cell.valid_until_ns(), 300);
 }
 
 #[test]
 fn revoke_reports_the_worker_id_once() {
     let cell = LeaseCell::default();
-    cell.grant(12, 100);
+    cell.grant(12, 100, i64::MAX);
     assert_eq!(cell.revoke(), Some(12));
     assert_eq!(cell.revoke(), None);
     assert_eq!(cell.under(|| 0, || ()), Err(LeaseFault::NotLeased));
@@ -84,7 +87,7 @@ fn after_revoke_the_counter_bounds_every_accepted_id() {
         let cell = Arc::new(LeaseCell::default());
         let counter = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        cell.grant(5, i64::MAX);
+        cell.grant(5, i64::MAX, i64::MAX);
         let takers: Vec<_> = (0..4)
             .map(|_| {
                 let (cell, counter, stop) = (cell.clone(), counter.clone(), stop.clone());
@@ -107,7 +110,7 @@ fn after_revoke_the_counter_bounds_every_accepted_id() {
         assert_eq!(cell.revoke(), Some(5));
         let bound = counter.load(SeqCst);
         // A second holder starts after the bound.
-        cell.grant(6, i64::MAX);
+        cell.grant(6, i64::MAX, i64::MAX);
         let granted = counter.load(SeqCst);
         while counter.load(SeqCst) < granted + 100 {
             std::thread::yield_now();
@@ -142,4 +145,42 @@ fn renewal_cadence_leaves_room_for_two_failures() {
     assert_eq!(retry_after_ms(30_000), 1_000);
     assert_eq!(retry_after_ms(2_000), 200);
     assert_eq!(retry_after_ms(100), 100);
+}
+
+/// A renewal never lowers the ceiling, and a new grant sets its own.
+#[test]
+fn the_ceiling_moves_with_grants_and_renewals_never_down() {
+    let cell = LeaseCell::default();
+    let w = cell.grant(1, 100, 5_000);
+    assert_eq!(cell.ceiling_ms(), 5_000);
+    assert!(cell.extend(w, 200, 7_000));
+    assert!(cell.extend(w, 300, 6_000));
+    assert_eq!(cell.ceiling_ms(), 7_000);
+    cell.revoke();
+    cell.grant(2, 400, 1_000);
+    assert_eq!(cell.ceiling_ms(), 1_000);
+}
+
+/// The ceiling is what the coordinator's start_after covers, for every clock offset within the
+/// grace period, every report and every moment of the call (the arithmetic of worker_start_after
+/// in lease.sql, written out here).
+#[test]
+fn the_ceiling_is_below_every_start_after_the_coordinator_can_give() {
+    let (ttl, grace) = (10_000u64, 2_000i64);
+    for offset in (-grace..=grace).step_by(250) {
+        for reported in [None, Some(-50_000), Some(0), Some(39_000), Some(70_000)] {
+            for delay in [0i64, 1, 800] {
+                let sent = 100_000i64; // the holder's clock
+                let heartbeat_at = sent - offset + delay; // the coordinator's, when it arrives
+                let last_ts = reported.unwrap_or(i64::MIN / 2);
+                let start_after =
+                    (last_ts + ttl as i64 + grace).max(heartbeat_at + ttl as i64 + grace);
+                let c = ceiling_ms(reported, sent, ttl);
+                assert!(
+                    c <= start_after,
+                    "offset {offset} reported {reported:?}: {c} > {start_after}"
+                );
+            }
+        }
+    }
 }
