@@ -77,6 +77,8 @@ COMMENT ON FUNCTION idgen.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
   'Moves this node''s Snowflake and message-ID clocks past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
+COMMENT ON FUNCTION idgen.node_system_identifier() IS
+  'This database system''s identifier (system_identifier of pg_control_system()), as idgen.node_origins records it.';
 
 COMMENT ON SCHEMA idgen IS
   'pg_idgen administration: segments, worker-id leases, status views. Generators and decoders are in the extension''s own schema.';
@@ -105,8 +107,9 @@ GRANT USAGE ON SCHEMA idgen TO PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA idgen FROM PUBLIC;
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen FROM PUBLIC;
 
--- Everyone: how this node makes IDs.
-GRANT SELECT ON idgen.layouts, idgen.status, idgen.worker_status TO PUBLIC;
+-- Everyone: how this node makes IDs. (Every caller of snowflake_next() and msgid_next() reads
+-- idgen.node_origins once per session.)
+GRANT SELECT ON idgen.layouts, idgen.status, idgen.worker_status, idgen.node_origins TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen.layout_catalog(), idgen.node_status(), idgen.worker_lease_state()
     TO PUBLIC;
 
@@ -122,4 +125,6 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen TO idgen_admin;
 -- (Deleting a row of idgen.segments_retired is how an administrator lets a dropped type's IDs be
 -- handed out again.)
 GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.segments_retired, idgen.workers TO idgen_admin;
+-- (idgen.snowflake_start_after() records this system in idgen.node_origins.)
+GRANT SELECT, INSERT, DELETE ON idgen.node_origins TO idgen_admin;
 GRANT SELECT ON idgen.segment_status, idgen.worker_leases TO idgen_admin;

@@ -13,6 +13,7 @@ mod errors;
 mod gucs;
 mod lease;
 mod msgid;
+mod origin;
 mod pg;
 mod segment;
 mod shmem;

@@ -90,6 +90,7 @@ fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
     };
     let shared = shmem::shared();
     check_can_generate(shared);
+    crate::origin::check("message ID");
     let counter =
         with_generator(
             |g| match g.take(&shared.msgid, &PgClock, &PgReserver(&g.layout), 1) {

@@ -139,7 +139,7 @@ pub fn restore_from_mark(shared: &Shared) {
             return;
         }
     };
-    let until = mark.map(|m| m.reserved_until_ms);
+    let until = mark.as_ref().map(|m| m.reserved_until_ms);
     let stopped = mark.and_then(|m| m.stopped);
     let mut tick = until.and_then(|ms| g.layout.tick_of_ms(ms - 1));
     let mut floor = None;
@@ -158,8 +158,9 @@ pub fn restore_from_mark(shared: &Shared) {
     }
     let msgid_layout = crate::msgid::clock_layout();
     match stopped {
-        // The exact counters are in the units of the layout they were made with.
-        Some(s) if same_layout => {
+        // The exact counters are in the units of the layout they were made with: the record of
+        // layouts says none changed, and the mark names the layout (the record may be missing).
+        Some(s) if same_layout && s.layout == g.layout.canonical_spec() => {
             shared
                 .generator
                 .restore_exact(s.snowflake_last, g.seq_bits());
@@ -218,6 +219,7 @@ pub fn record_stop(shared: &Shared) {
         stopped: Some(Stopped {
             snowflake_last,
             msgid_last,
+            layout: g.layout.canonical_spec(),
         }),
     };
     if let Err(e) = mark.store(&data_dir()) {
@@ -442,8 +444,8 @@ pub(crate) fn to_id_error(e: GenError, g: &Generator, kind: &str) -> IdError {
         GenError::Capped { ahead_ms, waited_ms } => not_ready(format!(
             "the next {kind} would be later than this node's worker-id lease covers ({ahead_ms} ms ahead of the clock; waited {waited_ms} ms)"
         ))
-        .detail("A lease covers IDs up to its holder's last heartbeat (or last reported ID) plus the lease ttl; the worker id's next holder starts above that, so going further could repeat its IDs.")
-        .hint("The next heartbeat moves the limit (every third of idgen.worker_lease_ttl). Make large batches smaller, raise idgen.worker_lease_ttl, or let callers wait longer with idgen.max_wait."),
+        .detail("A lease covers IDs up to the later of the coordinator's expiry of the lease and the last reported ID's time plus the ttl; the worker id's next holder starts above that, so going further could repeat its IDs.")
+        .hint("The next heartbeat moves the limit (every third of idgen.worker_lease_ttl). Make large batches smaller, raise idgen.worker_lease_ttl, or let callers wait longer with idgen.max_wait; a clock more than the ttl ahead of the coordinator's stops IDs until it is fixed."),
     }
 }
 
@@ -465,6 +467,7 @@ fn take(want: u64) -> (crate::core::generator::Issued, u64) {
     let shared = shmem::shared();
     check_can_generate(shared);
     check_layout_accepted(shared);
+    crate::origin::check("Snowflake ID");
     with_generator(|g| {
         let run = |cap: &dyn Fn() -> u64| {
             g.take_capped(

@@ -122,6 +122,8 @@ mod idgen {
                 )
             })
             .or_raise();
+        // Every ID in this database, whichever system made it, is now below the next ones.
+        crate::origin::adopt();
         ts_of_ms(g.layout.ms_of_tick((counter >> g.seq_bits()) + 1))
     }
 

@@ -107,22 +107,22 @@ impl LeaseCell {
     }
 }
 
-/// The latest millisecond a holder may give an ID, from its last successful acquire or heartbeat:
-/// `reported_ms`, the time of its last ID it sent (None: none yet; for an acquire, the lease's
-/// `start_after`), and `sent_ms`, its wall clock just before it sent the call.
+/// The latest millisecond a holder may give an ID, from the answer to its last successful acquire
+/// or heartbeat: `reported_ms`, the time of the last ID it reported in that call (None: none yet;
+/// for an acquire, the lease's `start_after`), and `expires_ms`, the expiry the coordinator
+/// answered (its own clock at the call + ttl).
 ///
-/// The coordinator lets the next holder start after `last_ts + ttl + grace` and after
-/// `heartbeat_at + ttl + grace`, where `last_ts >= reported_ms` and `heartbeat_at`, its own clock
-/// when the call arrived, is at least `sent_ms - grace` for a holder whose clock is within the
-/// grace period of the coordinator's. Both bounds are at least this ceiling, whatever the holder
-/// does until its next heartbeat, with whatever drift its clock policy allows: a holder that
-/// ran ahead of its clock (a large batch) and then stalled cannot have made an ID its successor
-/// will make again (README guarantee 7).
-pub fn ceiling_ms(reported_ms: Option<i64>, sent_ms: i64, ttl_ms: u64) -> i64 {
+/// The coordinator lets the next holder start after `last_ts + ttl + grace` (with `last_ts >=
+/// reported_ms`) and after `max(expires_at, heartbeat_at + ttl) + grace`: both are at least this
+/// ceiling. It is built only from what the coordinator wrote, never from the holder's wall clock,
+/// so whatever the holder does until its next heartbeat (a large batch under the `continue`
+/// policy, a clock stepped ahead) and however it stalls, it cannot make an ID its successor will
+/// make again (README guarantee 7). A holder whose clock runs ahead of the coordinator's by more
+/// than the ttl cannot make IDs at all: refused, not repeated.
+pub fn ceiling_ms(reported_ms: Option<i64>, expires_ms: i64, ttl_ms: u64) -> i64 {
     reported_ms
-        .unwrap_or(i64::MIN)
-        .max(sent_ms)
-        .saturating_add(ttl_ms as i64)
+        .map_or(i64::MIN, |ms| ms.saturating_add(ttl_ms as i64))
+        .max(expires_ms)
 }
 
 /// How often the keeper renews a lease of `ttl_ms`: three times per ttl, so two renewals can

@@ -13,7 +13,7 @@ use std::path::Path;
 pub const MARK_FILE: &str = "pg_idgen.mark";
 const HEADER: &str = "pg_idgen snowflake mark v1";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Mark {
     /// Every ID handed out so far has a time strictly before this instant (ms since 1970 UTC).
     pub reserved_until_ms: i64,
@@ -24,12 +24,13 @@ pub struct Mark {
 }
 
 /// The last counter (`tick << sequence_bits | sequence`) of each clock stream at a clean stop;
-/// 0 where the stream made no ID. The Snowflake counter is in the units of the layout the node
-/// ran with, so it is only used when the layout did not change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// 0 where the stream made no ID. The Snowflake counter is in the units of `layout` (its
+/// canonical spec), so it is only used by a start under that same layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stopped {
     pub snowflake_last: u64,
     pub msgid_last: u64,
+    pub layout: String,
 }
 
 impl Mark {
@@ -43,10 +44,10 @@ impl Mark {
 
     pub fn render(&self) -> String {
         let mut text = format!("{HEADER}\nreserved_until_ms={}\n", self.reserved_until_ms);
-        if let Some(s) = self.stopped {
+        if let Some(s) = &self.stopped {
             text += &format!(
-                "stopped_snowflake_last={}\nstopped_msgid_last={}\n",
-                s.snowflake_last, s.msgid_last
+                "stopped_snowflake_last={}\nstopped_msgid_last={}\nstopped_layout={}\n",
+                s.snowflake_last, s.msgid_last, s.layout
             );
         }
         text
@@ -57,7 +58,7 @@ impl Mark {
         if lines.next() != Some(HEADER) {
             return Err(format!("not a pg_idgen mark file (expected \"{HEADER}\")"));
         }
-        let (mut until, mut snowflake, mut msgid) = (None, None, None);
+        let (mut until, mut snowflake, mut msgid, mut layout) = (None, None, None, None);
         for line in lines {
             let Some((key, v)) = line.split_once('=') else {
                 continue;
@@ -68,18 +69,20 @@ impl Mark {
                 "reserved_until_ms" => until = Some(v.parse::<i64>().map_err(|_| bad())?),
                 "stopped_snowflake_last" => snowflake = Some(v.parse::<u64>().map_err(|_| bad())?),
                 "stopped_msgid_last" => msgid = Some(v.parse::<u64>().map_err(|_| bad())?),
+                "stopped_layout" => layout = Some(v.to_string()),
                 _ => {}
             }
         }
         let reserved_until_ms =
             until.ok_or_else(|| "the mark file has no reserved_until_ms line".to_string())?;
-        let stopped = match (snowflake, msgid) {
-            (Some(snowflake_last), Some(msgid_last)) => Some(Stopped {
+        let stopped = match (snowflake, msgid, layout) {
+            (Some(snowflake_last), Some(msgid_last), Some(layout)) => Some(Stopped {
                 snowflake_last,
                 msgid_last,
+                layout,
             }),
-            (None, None) => None,
-            _ => return Err("the mark file has only one of its two stopped_ lines".into()),
+            (None, None, None) => None,
+            _ => return Err("the mark file has only some of its three stopped_ lines".into()),
         };
         Ok(Mark {
             reserved_until_ms,
@@ -148,6 +151,7 @@ mod tests {
             stopped: Some(Stopped {
                 snowflake_last: 42 << 12 | 7,
                 msgid_last: 0,
+                layout: "unit=ms epoch=1704067200000 time=41 worker=10 sequence=12".into(),
             }),
         };
         assert_eq!(Mark::parse(&s.render()), Ok(s));

@@ -193,7 +193,6 @@ impl Keeper {
             Some(hi.to_string()),
         ];
         let sent = mono_ns();
-        let sent_ms = now_ms();
         let row = self.conn()?.query_row(ACQUIRE_SQL, &params, CALL_TIMEOUT)?;
         let worker_id = required(int(&row, 0)?)? as i32;
         let lease_no = required(int(&row, 1)?)?;
@@ -215,7 +214,7 @@ impl Keeper {
         let word = self.shared.lease.grant(
             worker_id as u32,
             sent + ttl as i64 * 1_000_000,
-            ceiling_ms(start_after, sent_ms, ttl),
+            ceiling_ms(start_after, expires_ms, ttl),
         );
         let st = &self.shared.lease_status;
         st.worker_id.store(worker_id as i64, Relaxed);
@@ -265,14 +264,13 @@ impl Keeper {
             Some(lease_no.to_string()),
         ];
         let sent = mono_ns();
-        let sent_ms = now_ms();
         match self.conn()?.query_row(HEARTBEAT_SQL, &params, CALL_TIMEOUT) {
             Ok(row) => {
                 let expires_ms = required(int(&row, 0)?)?;
                 self.shared.lease.extend(
                     word,
                     sent + ttl as i64 * 1_000_000,
-                    ceiling_ms(reported, sent_ms, ttl),
+                    ceiling_ms(reported, expires_ms, ttl),
                 );
                 let st = &self.shared.lease_status;
                 st.expires_ms.store(expires_ms, Relaxed);

@@ -2,4 +2,5 @@
 
 pub mod lwlock;
 pub mod shared_text;
+pub mod spi_read;
 pub mod syncrep;

@@ -2,14 +2,17 @@
 # Clock steps on a node in lease mode (design rules 2 and 4 together). How long a lease stays
 # valid is measured on CLOCK_BOOTTIME, which a step of the wall clock does not move (libfaketime
 # runs with FAKETIME_DONT_FAKE_MONOTONIC=1, as a real NTP step behaves):
-#   - the node's wall clock steps back 5 s, then forward 10 s: IDs go on above all earlier ones,
+#   - the node's wall clock steps back 5 s, then forward 2 s: IDs go on above all earlier ones,
 #     and the lease stays held and is renewed;
+#   - 10 s ahead of the coordinator's clock, more than the 3 s ttl: the lease is still held and
+#     renewed, but IDs are refused (the next holder's start_after would not cover them), not made;
 #   - the coordinator stops and, at the same moment, the node's wall clock steps back 20 s: the
 #     node still stops making IDs within its ttl, with a clear ERROR;
 #   - the coordinator comes back: the node leases again and its IDs go on above all earlier ones.
 # (Control, run by hand: with the lease clock switched to CLOCK_REALTIME in lease/mod.rs, the
 # 10 s step ahead makes the lease look expired, and after the 20 s step back the node goes on
-# making IDs for 20 s with the coordinator gone: 5 checks fail.)
+# making IDs for 20 s with the coordinator gone: 5 checks failed. Until the lease ceiling, the node
+# went on making IDs 10 s ahead, beyond what its successor's start_after covers.)
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=54414
 COORD=54415
@@ -49,7 +52,14 @@ step() { # step OFFSET WHAT PHASE: move the node's wall clock, then check IDs an
     "$(q $PORT "SELECT state, can_generate, renewals > $r0 FROM idgen.worker_status")" "leased|t|t"
 }
 step "-5s" "5 s back" b
-step "+10s" "10 s ahead" c
+setclock "+10s"
+r0=$(q $PORT "SELECT renewals FROM idgen.worker_status")
+check "wall clock 10 s ahead of the coordinator's: IDs are refused, with why" \
+  grep -q "later than this node's worker-id lease covers" <<<"$(q $PORT "SELECT snowflake_next()" 2>&1 || true)"
+sleep $((TTL_S + 1))
+check "wall clock 10 s ahead: the lease is still held and renewed, IDs still refused" eq \
+  "$(q $PORT "SELECT state, renewals > $r0 FROM idgen.worker_status")|$(q $PORT "SELECT snowflake_next()" 2>&1 | grep -c 'later than this node')" "leased|t|1"
+step "+2s" "2 s ahead" c
 
 # The coordinator stops and the node's wall clock steps 20 s back at the same moment.
 stop_and_step() { # -> milliseconds the node went on making IDs (at most 10 s are waited)

@@ -11,7 +11,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=54434
 dir=$(cluster_dir mu_node)
-trap 'rmdir "$dir/pg_idgen.mark.tmp" 2>/dev/null; cluster_stop mu_node immediate' EXIT
+trap 'rmdir "$dir/pg_idgen.mark.tmp" 2>/dev/null || true; cluster_stop mu_node immediate' EXIT
 cluster_init mu_node $PORT "idgen.reserve_window = '200ms'"
 cluster_start mu_node
 q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE ids (id bigint); CREATE TABLE other (x int)"

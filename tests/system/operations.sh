@@ -50,6 +50,8 @@ check "restore: segment IDs go on above every ID handed out before" eq \
 check "restore: the lease held at dump time is not handed out again" eq \
   "$(qdb $B restored "SELECT worker_id FROM idgen.worker_acquire('newcomer', '1 min', $held, $held)" 2>&1 | grep -c 'no worker id is free')" 1
 check "restore: the released one is" eq "$(qdb $B restored "SELECT worker_id FROM idgen.worker_acquire('newcomer', '1 min', $rel, $rel)")" "$rel"
+check "restore: Snowflake IDs are refused until snowflake_start_after (the mark did not come along)" \
+  grep -q "made on another database system" <<<"$(qdb $B restored "SELECT snowflake_next()" 2>&1 || true)"
 qdb $B restored "SELECT idgen.snowflake_start_after(max(id_timestamp(id))) FROM t" >/dev/null
 check "restore: after snowflake_start_after, new Snowflake IDs are above every restored one" eq \
   "$(qdb $B restored "INSERT INTO t (v) SELECT 0 FROM generate_series(1, 1000) RETURNING id" | sort -n | head -1 |

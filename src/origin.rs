@@ -1,0 +1,115 @@
+//! Which database system a database's IDs were made on (README guarantee 3, across pg_upgrade and
+//! restores onto another server).
+//!
+//! The durable mark lives in the data directory, outside every database: pg_upgrade, a restore
+//! onto another server and a file-level copy carry a database's tables but not the mark, and the
+//! new system's clocks know nothing of the IDs made before. `idgen.node_origins` lists the system
+//! identifiers (pg_control) of the systems whose IDs this database may hold: the install script
+//! records the system it is installed on, pg_dump keeps the rows, pg_upgrade carries the file.
+//! When a row names another system, Snowflake and message IDs are refused in that database until
+//! `idgen.snowflake_start_after()` has moved this node's clocks past the old IDs, which then
+//! leaves only this system's row.
+
+use std::cell::Cell;
+
+use pgrx::prelude::*;
+
+use crate::errors::not_ready;
+use crate::pg::spi_read::one_i64;
+
+thread_local! {
+    /// This backend's database was found to hold no other system's IDs (a backend serves one
+    /// database; a refusal is not cached, so it ends as soon as the operator acts).
+    static CHECKED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// This database system's identifier, as pg_control_system() shows it.
+pub fn system_identifier() -> i64 {
+    // SAFETY: a read of a value set at startup.
+    unsafe { pg_sys::GetSystemIdentifier() as i64 }
+}
+
+/// Refuses to make time-based IDs in a database that holds IDs of another database system whose
+/// mark this node has not been moved past. `kind` names the IDs for the message.
+pub fn check(kind: &str) {
+    if CHECKED.get() {
+        return;
+    }
+    let me = system_identifier();
+    // A database whose extension predates the table (ALTER EXTENSION UPDATE not yet run) has
+    // nothing recorded.
+    let read = || -> Result<Option<i64>, String> {
+        // Read-only SPI: this runs inside parallel queries too (pg/spi_read.rs).
+        let exists = one_i64(
+            "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = 'idgen' AND c.relname = 'node_origins' AND $1 IS NOT NULL",
+            me,
+        )?;
+        if exists != Some(1) {
+            return Ok(None);
+        }
+        one_i64(
+            "SELECT system_identifier FROM idgen.node_origins
+              WHERE system_identifier OPERATOR(pg_catalog.<>) $1 LIMIT 1",
+            me,
+        )
+    };
+    let other = read().unwrap_or_else(|e| {
+        not_ready(format!("pg_idgen: could not read idgen.node_origins: {e}")).raise()
+    });
+    match other {
+        None => CHECKED.set(true),
+        Some(old) => not_ready(format!(
+            "{kind}s are refused in this database: its IDs were made on another database system (system identifier {old}), whose durable mark did not come along"
+        ))
+        .detail(format!(
+            "This system is {me}. pg_upgrade, a restore onto another server and a copy of the files carry a database's tables, not the mark in the data directory that keeps new IDs above the old ones."
+        ))
+        .hint("Move this node's clocks past the newest ID the old system made, in this database: SELECT idgen.snowflake_start_after(<its time>); if the old system stopped before now, SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval) is enough (no ID is further ahead of its clock than its idgen.max_drift). The README's upgrade section explains.")
+        .raise(),
+    }
+}
+
+/// After `idgen.snowflake_start_after()`: this node's clocks are past every ID in this database,
+/// whichever system made them.
+pub fn adopt() {
+    Spi::run_with_args(
+        "DELETE FROM idgen.node_origins WHERE system_identifier OPERATOR(pg_catalog.<>) $1;
+         INSERT INTO idgen.node_origins (system_identifier)
+         SELECT $1 WHERE NOT EXISTS (SELECT FROM idgen.node_origins WHERE system_identifier OPERATOR(pg_catalog.=) $1)",
+        &[system_identifier().into()],
+    )
+    .unwrap_or_else(|e| {
+        not_ready(format!("pg_idgen: could not record this system in idgen.node_origins: {e}"))
+            .hint("Run idgen.snowflake_start_after() as a member of idgen_admin, after ALTER EXTENSION pg_idgen UPDATE.")
+            .raise()
+    });
+    CHECKED.set(true);
+}
+
+#[pg_schema]
+mod idgen {
+    use pgrx::prelude::*;
+
+    /// This database system's identifier (pg_control), for idgen.node_origins.
+    #[pg_extern(stable, parallel_safe)]
+    fn node_system_identifier() -> i64 {
+        super::system_identifier()
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE TABLE idgen.node_origins (
+    system_identifier bigint NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake and message IDs are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
+COMMENT ON COLUMN idgen.node_origins.system_identifier IS 'system_identifier of pg_control_system() on the system that made IDs here.';
+COMMENT ON COLUMN idgen.node_origins.recorded_at IS 'When the row was written.';
+SELECT pg_catalog.pg_extension_config_dump('idgen.node_origins', '');
+INSERT INTO idgen.node_origins (system_identifier) VALUES (idgen.node_system_identifier());
+"#,
+    name = "node_origins",
+    requires = [idgen::node_system_identifier],
+);
