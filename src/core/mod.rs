@@ -8,6 +8,8 @@ pub mod layout;
 pub mod layout_history;
 pub mod lease;
 pub mod mark;
+#[cfg(test)]
+mod models;
 pub mod msgid;
 pub mod presets;
 pub mod segment;
