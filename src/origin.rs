@@ -39,13 +39,7 @@ pub fn check(kind: &str) {
     // A database whose extension predates the table (ALTER EXTENSION UPDATE not yet run) has
     // nothing recorded.
     let read = || -> Result<Option<i64>, String> {
-        // Read-only SPI: this runs inside parallel queries too (pg/spi_read.rs).
-        let exists = one_i64(
-            "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-              WHERE n.nspname = 'idgen' AND c.relname = 'node_origins' AND $1 IS NOT NULL",
-            me,
-        )?;
-        if exists != Some(1) {
+        if !table_exists()? {
             return Ok(None);
         }
         one_i64(
@@ -70,9 +64,31 @@ pub fn check(kind: &str) {
     }
 }
 
+/// Whether `idgen.node_origins` exists: not where the extension's SQL objects predate it (the
+/// library is new, ALTER EXTENSION pg_idgen UPDATE not yet run), and nothing is recorded there.
+/// Read-only SPI: this runs inside parallel queries too (pg/spi_read.rs).
+fn table_exists() -> Result<bool, String> {
+    let n = one_i64(
+        "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = 'idgen' AND c.relname = 'node_origins' AND $1 IS NOT NULL",
+        0,
+    )?;
+    Ok(n == Some(1))
+}
+
 /// After `idgen.snowflake_start_after()`: this node's clocks are past every ID in this database,
 /// whichever system made them.
 pub fn adopt() {
+    let exists = table_exists().unwrap_or_else(|e| {
+        not_ready(format!(
+            "pg_idgen: could not look for idgen.node_origins: {e}"
+        ))
+        .raise()
+    });
+    if !exists {
+        CHECKED.set(true);
+        return;
+    }
     Spi::run_with_args(
         "DELETE FROM idgen.node_origins WHERE system_identifier OPERATOR(pg_catalog.<>) $1;
          INSERT INTO idgen.node_origins (system_identifier)

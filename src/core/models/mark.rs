@@ -101,6 +101,21 @@ fn restored(file: u64, exact: Option<u64>) -> u64 {
     st.last().0
 }
 
+impl State {
+    /// A start of the primary after a stop or a crash: shared memory set from the mark file
+    /// through the product's restore functions, nothing reserved, a record owed, a checkpoint
+    /// behind it.
+    fn start(&mut self) {
+        self.last = restored(self.file, self.exact);
+        self.published = 0;
+        self.pending = None;
+        self.newest = None;
+        self.rewrite = true;
+        self.checkpoint = self.wal.len();
+        self.lives += 1;
+    }
+}
+
 impl MarkModel {
     fn clock(&self, s: &State) -> u64 {
         s.t + 10 - s.back
@@ -237,13 +252,7 @@ impl Model for MarkModel {
                     n.exact = Some(last);
                     n.file = last.max(s.other) + 1;
                 }
-                n.last = restored(n.file, n.exact);
-                n.published = 0;
-                n.pending = None;
-                n.newest = None;
-                n.rewrite = true;
-                n.checkpoint = s.wal.len();
-                n.lives += 1;
+                n.start();
             }
             Action::Crash => {
                 // Shared memory is lost; crash recovery replays the records after the last
@@ -253,13 +262,7 @@ impl Model for MarkModel {
                     n.file = replayed;
                     n.exact = None;
                 }
-                n.last = restored(n.file, n.exact);
-                n.published = 0;
-                n.pending = None;
-                n.newest = None;
-                n.rewrite = true;
-                n.checkpoint = s.wal.len();
-                n.lives += 1;
+                n.start();
             }
             Action::Failover => {
                 // The primary dies; the standby has replayed what it received.
