@@ -34,6 +34,8 @@ run_case() { # run_case WHAT SETTING...
   check "$what: no ID repeats" eq \
     "$(q $PORT "SELECT count(id) - count(DISTINCT id), count(m) - count(DISTINCT m) FROM ids")" "0|0"
   cluster_stop rs_node immediate
+  check "$what: an immediate stop records the exact counters too" \
+    grep -q stopped_snowflake_last "$(cluster_dir rs_node)/pg_idgen.mark"
 }
 run_case "unit=hour" "idgen.layout = 'unit=hour time=30 worker=10 sequence=23'"
 run_case "reserve_window 5min" "idgen.reserve_window = '5min'"
