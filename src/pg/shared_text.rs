@@ -44,14 +44,19 @@ impl<const N: usize> SharedText<N> {
         self.seq.store(seq + 1, Release);
     }
 
-    /// The text, or None when it is empty.
+    /// The text, or None when it is empty. Reads up to the first NUL only: an empty text (the
+    /// usual case, checked on every ID) costs one load.
     pub fn get(&self) -> Option<String> {
-        let mut buf = [0u8; N];
+        let mut buf = Vec::new();
         loop {
             let before = self.seq.load(Acquire);
             if before.is_multiple_of(2) {
-                for (b, src) in buf.iter_mut().zip(self.bytes.iter()) {
-                    *b = src.load(Relaxed);
+                buf.clear();
+                for src in self.bytes.iter() {
+                    match src.load(Relaxed) {
+                        0 => break,
+                        b => buf.push(b),
+                    }
                 }
                 fence(Acquire);
                 if self.seq.load(Relaxed) == before {
@@ -60,8 +65,7 @@ impl<const N: usize> SharedText<N> {
             }
             std::hint::spin_loop();
         }
-        let end = buf.iter().position(|b| *b == 0).unwrap_or(N);
-        (end > 0).then(|| String::from_utf8_lossy(&buf[..end]).into_owned())
+        (!buf.is_empty()).then(|| String::from_utf8_lossy(&buf).into_owned())
     }
 }
 
