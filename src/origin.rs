@@ -45,7 +45,7 @@ pub fn check(kind: &str) {
         one_i64(
             "SELECT system_identifier FROM idgen.node_origins
               WHERE system_identifier OPERATOR(pg_catalog.<>) $1 LIMIT 1",
-            me,
+            &[me],
         )
     };
     let other = read().unwrap_or_else(|e| {
@@ -70,8 +70,8 @@ pub fn check(kind: &str) {
 fn table_exists() -> Result<bool, String> {
     let n = one_i64(
         "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = 'idgen' AND c.relname = 'node_origins' AND $1 IS NOT NULL",
-        0,
+          WHERE n.nspname = 'idgen' AND c.relname = 'node_origins'",
+        &[],
     )?;
     Ok(n == Some(1))
 }

@@ -11,13 +11,17 @@ use std::ffi::CString;
 use pgrx::pg_sys;
 use pgrx::IntoDatum;
 
-/// The first column of the first row of `sql` (a SELECT of one bigint, with `$1` bound to `arg`),
-/// or None when there is no row or the value is NULL. An ERROR of the query is raised as usual.
-pub fn one_i64(sql: &str, arg: i64) -> Result<Option<i64>, String> {
+/// The first column of the first row of `sql` (a SELECT of one bigint, with `$1`, `$2`, ... bound
+/// to `args`), or None when there is no row or the value is NULL. An ERROR of the query is raised
+/// as usual.
+pub fn one_i64(sql: &str, args: &[i64]) -> Result<Option<i64>, String> {
     let cmd = CString::new(sql).map_err(|_| "a query text with a NUL byte".to_string())?;
-    let mut argtypes = [pg_sys::INT8OID];
-    let mut values = [arg.into_datum().unwrap_or(pg_sys::Datum::from(0))];
-    let nulls = [b' ' as std::ffi::c_char];
+    let mut argtypes = vec![pg_sys::INT8OID; args.len()];
+    let mut values: Vec<pg_sys::Datum> = args
+        .iter()
+        .map(|a| a.into_datum().unwrap_or(pg_sys::Datum::from(0)))
+        .collect();
+    let nulls = vec![b' ' as std::ffi::c_char; args.len()];
     // SAFETY: the standard SPI_connect / execute / read / SPI_finish sequence; an ERROR unwinds
     // past SPI_finish, and transaction abort cleans up the SPI stack (AtEOXact_SPI). The value is
     // a by-value int8, read before SPI_finish frees the tuple table.
@@ -27,7 +31,7 @@ pub fn one_i64(sql: &str, arg: i64) -> Result<Option<i64>, String> {
         }
         let rc = pg_sys::SPI_execute_with_args(
             cmd.as_ptr(),
-            1,
+            args.len() as i32,
             argtypes.as_mut_ptr(),
             values.as_mut_ptr(),
             nulls.as_ptr(),
