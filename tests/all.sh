@@ -63,11 +63,27 @@ if [ $status -eq 0 ]; then passed=$((passed + n)); else
 fi
 cluster_stop regress
 
+# Each system test's output is kept, so that the end of the run (all CI shows of a long log) can
+# repeat what a failed one said.
+logs=$(mktemp -d)
 for t in tests/system/*.sh; do
-  step "system test $(basename "$t")" bash "$t"
+  name=$(basename "$t")
+  log "system test $name"
+  set +e
+  bash "$t" 2>&1 | tee "$logs/$name"
+  status=${PIPESTATUS[0]}
+  set -e
+  record "system test $name" "$status"
+  if [ "$status" -ne 0 ]; then
+    { echo "--- $name (exit $status): its failed checks, or its last lines"
+      if grep -q 'FAIL:' "$logs/$name"; then grep -A4 'FAIL:' "$logs/$name" | head -40
+      else tail -15 "$logs/$name"; fi; } >>"$logs/failed"
+  fi
 done
 
 echo
+if [ -s "$logs/failed" ]; then cat "$logs/failed"; fi
+rm -rf "$logs"
 if ((${#failures[@]})); then echo "failed: ${failures[*]}"; fi
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -9,7 +9,7 @@
 
 /// One committed range: the IDs `x` with `start < x <= end` and `x mod delta == remainder`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Range {
     pub start: i64,
     pub end: i64,
@@ -154,7 +154,7 @@ pub fn rate_floor(used: i64, lasted_us: i64, refill_latency_us: i64, prefetch_pe
 
 /// A range being handed out: the next ID and how many are left.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Buffer {
     pub range: Range,
     pub next: i64,
@@ -200,7 +200,7 @@ impl Buffer {
 
 /// Where a type's next range stands.
 #[repr(u32)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Refill {
     #[default]
     Idle = 0,
@@ -228,7 +228,7 @@ pub enum Take {
 
 /// The double buffer of one business type, with its statistics.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SegmentState {
     pub current: Buffer,
     pub next: Buffer,

@@ -326,7 +326,18 @@ CREATE FUNCTION idgen.segments_resume() RETURNS trigger LANGUAGE plpgsql SET sea
 DECLARE
     m bigint;
 BEGIN
-    SELECT r.max_id INTO m FROM idgen.segments_retired r WHERE r.biz_type = NEW.biz_type;
+    -- An upsert, not a plain read: it waits for a concurrent drop of the name to commit and then
+    -- sees what that drop retired (READ COMMITTED), or fails with 40001 where the transaction's
+    -- snapshot cannot see it (REPEATABLE READ, SERIALIZABLE). A plain read here ran before the
+    -- INSERT waited for the drop, and the type started again below IDs it had handed out.
+    INSERT INTO idgen.segments_retired AS r (biz_type, max_id) VALUES (NEW.biz_type, -1)
+        ON CONFLICT (biz_type) DO UPDATE SET max_id = r.max_id
+        RETURNING r.max_id INTO m;
+    IF m = -1 THEN
+        -- Nothing retired under this name: the row was this upsert's own.
+        DELETE FROM idgen.segments_retired r WHERE r.biz_type = NEW.biz_type;
+        RETURN NEW;
+    END IF;
     IF m > NEW.max_id AND NOT EXISTS (SELECT 1 FROM idgen.segments s WHERE s.biz_type = NEW.biz_type) THEN
         RAISE NOTICE 'business type "%" existed before and reached ID %: it goes on above that ID, not above %',
                 NEW.biz_type, m, NEW.max_id

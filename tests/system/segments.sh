@@ -8,6 +8,8 @@
 #   - pg_dump / pg_restore into a new database: IDs go on above what was handed out;
 #   - 1,000 business types through a cache of 16 slots (evictions leave gaps, never repeats);
 #   - a type dropped and created again while sessions take its IDs: none repeats;
+#   - a type created while a drop of its name is still open: it goes on above what the drop
+#     retired (or fails with 40001 under REPEATABLE READ);
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=54396
@@ -165,6 +167,36 @@ q $PORT "SELECT idgen.segment_create('ctl', step => 10)" >/dev/null
 q $PORT "INSERT INTO ctl SELECT 2, segment_next('ctl') FROM generate_series(1, 100)"
 check "control: with the retired row deleted, the same IDs do come out again" test \
   "$(q $PORT "SELECT count(*) FROM (SELECT id FROM ctl GROUP BY id HAVING count(*) > 1) d")" -gt 0
+
+phase "a create while a drop of the name is still open"
+# An administrator drops the type in a transaction still open when another creates it again: the
+# create waits for the drop and goes on above what it retired (READ COMMITTED); where its snapshot
+# cannot see the drop (REPEATABLE READ) it fails with 40001 rather than start again at 0.
+race() { # race ISOLATION: prints segment_create's outcome (ok or the SQLSTATE) and the new first ID
+  local name=race_$1
+  q $PORT "SELECT idgen.segment_create('$name', step => 10)" >/dev/null
+  q $PORT "INSERT INTO raced SELECT '$name', segment_next('$name') FROM generate_series(1, 25)"
+  psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "BEGIN; SELECT idgen.segment_drop('$name'); SELECT pg_sleep(1.5); COMMIT" >/dev/null &
+  local drop=$!
+  sleep 0.5
+  local out
+  out=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 \
+    -c "\set VERBOSITY sqlstate" -c "BEGIN ISOLATION LEVEL $2; SELECT 1;" \
+    -c "SELECT idgen.segment_create('$name', step => 10)" -c "COMMIT" 2>&1 >/dev/null |
+    sed -n 's/^ERROR: *\([0-9A-Z]\{5\}\).*/\1/p')
+  wait $drop
+  if [ -z "$out" ]; then
+    q $PORT "INSERT INTO raced SELECT '$name', segment_next('$name') FROM generate_series(1, 25)"
+    echo "ok $(q $PORT "SELECT count(*) - count(DISTINCT id) FROM raced WHERE biz = '$name'")"
+  else
+    echo "$out"
+  fi
+}
+q $PORT "CREATE TABLE raced (biz text, id bigint)"
+check "a create waiting for an open drop (READ COMMITTED) goes on above it: created, no ID repeats" \
+  eq "$(race rc 'READ COMMITTED')" "ok 0"
+check "a create whose snapshot predates the drop (REPEATABLE READ) fails with 40001" \
+  eq "$(race rr 'REPEATABLE READ')" "40001"
 
 phase "Two clusters"
 # Two clusters, delta 2, remainders 0 and 1 (seed 002's odd/even databases).

@@ -85,7 +85,7 @@ if [ "$PREV" != 0.1.0 ]; then
   check "$PREV objects under the new library: IDs and snowflake_start_after work before the update" eq \
     "$(qdb $PORT prev "SELECT idgen.snowflake_start_after(now()) IS NOT NULL AND snowflake_next() > 0 AND msgid_next(1, 'x') IS NOT NULL")" t
   qdb $PORT prev "ALTER EXTENSION pg_idgen UPDATE"
-  check "the update to $NEW records this system in idgen.node_origins" eq \
+  check "after the update to $NEW, idgen.node_origins names this system only" eq \
     "$(qdb $PORT prev "SELECT count(*), bool_and(system_identifier = idgen.node_system_identifier()) FROM idgen.node_origins")" "1|t"
   check "$PREV updates to $NEW" eq "$(qdb $PORT prev "SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'")" "$NEW"
   check "a lease held across the update is still held and renews" eq \

@@ -6,3 +6,4 @@
 
 mod lease;
 mod mark;
+mod segment;
