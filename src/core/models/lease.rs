@@ -126,6 +126,9 @@ pub enum Ceiling {
     HolderClock,
     /// The product's: `core::lease::ceiling_ms`, from what the coordinator answered.
     Product,
+    /// Only the last reported ID's tick + ttl (a control: too tight for a holder that has not
+    /// reported yet).
+    ReportedOnly,
 }
 
 pub struct LeaseModel {
@@ -139,6 +142,7 @@ impl LeaseModel {
         match self.ceiling {
             Ceiling::Product => ceiling_ms(reported, expires, TTL as u64),
             Ceiling::HolderClock => reported.unwrap_or(i64::MIN).max(sent_wall) + TTL,
+            Ceiling::ReportedOnly => reported.map_or(i64::MIN, |r| r + TTL),
             Ceiling::None => i64::MAX,
         }
     }
@@ -337,6 +341,24 @@ impl Model for LeaseModel {
             Property::always("the IDs of two holders never meet", |_, s: &State| {
                 !overlap(&s.made)
             }),
+            // README guarantee 7's other half: a lease never stops a sane node. A holder whose
+            // clock is within the grace period of the coordinator's, whose lease is valid and
+            // whose IDs have not run ahead of its clock, can make an ID at its clock's tick now
+            // (the ceiling and the handover's floor never hold it back).
+            Property::always(
+                "a sane holder with a valid lease makes IDs at its clock",
+                |m: &LeaseModel, s: &State| {
+                    (0..HOLDERS).all(|h| {
+                        let x = &s.holders[h];
+                        let wall = s.t + x.offset;
+                        let sane = x.offset.abs() <= GRACE
+                            && x.lease.as_ref().is_some_and(|l| s.t < l.deadline)
+                            && x.last.is_none_or(|l| l < wall)
+                            && x.floor < wall;
+                        !sane || m.window(s, h).is_some_and(|(next, _)| next == wall)
+                    })
+                },
+            ),
             Property::sometimes("both holders make IDs", |_, s: &State| {
                 let by = |h| s.made.iter().flatten().any(|m| m.0 == h);
                 by(0) && by(1)
@@ -371,19 +393,21 @@ fn the_lease_handover_never_repeats_an_id() {
     c.assert_properties();
 }
 
+const REPEAT: &str = "the IDs of two holders never meet";
+
 /// Without the ceiling (the handover before the fix), the checker finds the repeat of the issue:
 /// a holder runs ahead of its clock with a batch, its lease lapses, and the next holder's
 /// start_after is below its last IDs.
 #[test]
 fn without_the_ceiling_the_checker_finds_the_repeat() {
-    let c = check(LeaseModel {
-        ceiling: Ceiling::None,
-        t_max: 5,
-        offsets: vec![0],
-    });
-    let actions = c
-        .assert_any_discovery("the IDs of two holders never meet")
-        .into_actions();
+    let actions = super::shortest(
+        || LeaseModel {
+            ceiling: Ceiling::None,
+            t_max: 5,
+            offsets: vec![0],
+        },
+        REPEAT,
+    );
     eprintln!("lease model, counterexample without the ceiling: {actions:?}");
     assert!(actions.contains(&Action::MakeAll(0)) && actions.contains(&Action::MakeAll(1)));
 }
@@ -397,14 +421,29 @@ fn a_ceiling_from_the_holders_clock_fails_when_it_runs_ahead() {
         t_max: 5,
         offsets: vec![-1, 0, 1],
     });
-    within.assert_no_discovery("the IDs of two holders never meet");
-    let beyond = check(LeaseModel {
-        ceiling: Ceiling::HolderClock,
-        t_max: 5,
-        offsets: vec![0, 2],
-    });
-    let actions = beyond
-        .assert_any_discovery("the IDs of two holders never meet")
-        .into_actions();
+    within.assert_no_discovery(REPEAT);
+    let actions = super::shortest(
+        || LeaseModel {
+            ceiling: Ceiling::HolderClock,
+            t_max: 5,
+            offsets: vec![0, 2],
+        },
+        REPEAT,
+    );
     eprintln!("lease model, counterexample with the holder-clock ceiling: {actions:?}");
+}
+
+/// The liveness property can fail: a ceiling of the last reported ID + ttl alone stops a holder
+/// that has reported nothing yet, with a valid lease and a sane clock.
+#[test]
+fn a_ceiling_too_tight_stops_a_sane_holder() {
+    let actions = super::shortest(
+        || LeaseModel {
+            ceiling: Ceiling::ReportedOnly,
+            t_max: 3,
+            offsets: vec![0],
+        },
+        "a sane holder with a valid lease makes IDs at its clock",
+    );
+    eprintln!("lease model, a sane holder stopped by a too tight ceiling: {actions:?}");
 }

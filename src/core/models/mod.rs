@@ -7,3 +7,29 @@
 mod lease;
 mod mark;
 mod segment;
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use stateright::{Checker, Model};
+
+/// The shortest path to a discovery of `property` (the checker's own search order gives a valid
+/// but often long one): explored again with a growing depth bound until it is within it.
+fn shortest<M>(model: impl Fn() -> M, property: &'static str) -> Vec<M::Action>
+where
+    M: Model + Send + Sync + 'static,
+    M::State: Clone + Debug + Hash + PartialEq + Send + Sync + 'static,
+    M::Action: Clone + Debug + PartialEq + Send + Sync + 'static,
+{
+    (1..64)
+        .find_map(|depth| {
+            model()
+                .checker()
+                .target_max_depth(depth)
+                .spawn_bfs()
+                .join()
+                .discovery(property)
+        })
+        .unwrap_or_else(|| panic!("the checker finds no counterexample to \"{property}\""))
+        .into_actions()
+}

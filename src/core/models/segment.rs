@@ -149,6 +149,8 @@ pub struct SegmentModel {
     pub publish_before_commit: bool,
     /// The product's `Upsert`, or a control.
     pub retired_read: RetiredRead,
+    /// The allocator's exit callback fails what it had claimed (false: a control).
+    pub exit_callback: bool,
 }
 
 /// Statistics are not decisions: zeroed so that they do not multiply the states.
@@ -420,12 +422,15 @@ impl Model for SegmentModel {
             Action::WorkerExit(d) => {
                 let db = &mut n.dbs[d];
                 db.alloc.take()?;
-                // A commit stays (the row has it); the exit callback fails what the worker had claimed.
-                if db.slot.refill == Refill::InProgress {
-                    db.slot.fail(crate::core::segment::Fault::WorkerGone);
-                }
-                if db.request == Some(Request::Working) {
-                    db.request = None;
+                // A commit stays (the row has it); the exit callback fails what the worker had
+                // claimed, so that nobody waits on it.
+                if self.exit_callback {
+                    if db.slot.refill == Refill::InProgress {
+                        db.slot.fail(crate::core::segment::Fault::WorkerGone);
+                    }
+                    if db.request == Some(Request::Working) {
+                        db.request = None;
+                    }
                 }
             }
             Action::BeginDrop(d) => {
@@ -542,19 +547,8 @@ fn check(m: SegmentModel) -> impl Checker<SegmentModel> {
     m.checker().spawn_bfs().join()
 }
 
-/// The shortest path to a repeat (the checker's own search order gives a valid but long one):
-/// explored again with a growing depth bound until the repeat is within it.
 fn shortest_repeat(m: impl Fn() -> SegmentModel) -> Vec<Action> {
-    (1..64)
-        .find_map(|depth| {
-            m().checker()
-                .target_max_depth(depth)
-                .spawn_bfs()
-                .join()
-                .discovery("no ID is handed out twice")
-        })
-        .expect("the checker finds a repeat")
-        .into_actions()
+    super::shortest(m, "no ID is handed out twice")
 }
 
 /// One database with everything: callers, refills, whole ranges, two drops and two creates, two
@@ -572,6 +566,7 @@ fn product() -> SegmentModel {
         remainders: vec![0],
         publish_before_commit: false,
         retired_read: RetiredRead::Upsert,
+        exit_callback: true,
     }
 }
 
@@ -657,4 +652,20 @@ fn two_databases_with_one_remainder_repeat() {
         ..product()
     });
     eprintln!("segment model, counterexample with one remainder in two databases: {path:?}");
+}
+
+/// The liveness property can fail: without the allocator's exit callback, a refill claimed by a
+/// worker that exits is waited on forever.
+#[test]
+fn without_the_exit_callback_callers_wait_forever() {
+    let path = super::shortest(
+        || SegmentModel {
+            exit_callback: false,
+            max_admin_ops: 0,
+            max_crashes: 0,
+            ..product()
+        },
+        "no caller waits on a refill nobody is doing",
+    );
+    eprintln!("segment model, a wait nobody ends without the exit callback: {path:?}");
 }
