@@ -15,7 +15,7 @@ use std::cell::Cell;
 use pgrx::prelude::*;
 
 use crate::errors::not_ready;
-use crate::pg::spi_read::one_i64;
+use crate::pg::spi_read::{one_i64, Arg};
 
 thread_local! {
     /// This backend's database was found to hold no other system's IDs (a backend serves one
@@ -45,7 +45,7 @@ pub fn check(kind: &str) {
         one_i64(
             "SELECT system_identifier FROM idgen.node_origins
               WHERE system_identifier OPERATOR(pg_catalog.<>) $1 LIMIT 1",
-            &[me],
+            &[Arg::Int8(me)],
         )
     };
     let other = read().unwrap_or_else(|e| {

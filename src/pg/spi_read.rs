@@ -11,16 +11,38 @@ use std::ffi::CString;
 use pgrx::pg_sys;
 use pgrx::IntoDatum;
 
+/// A query parameter.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'a> {
+    Int8(i64),
+    Text(&'a str),
+}
+
+impl Arg<'_> {
+    fn type_oid(&self) -> pg_sys::Oid {
+        match self {
+            Arg::Int8(_) => pg_sys::INT8OID,
+            Arg::Text(_) => pg_sys::TEXTOID,
+        }
+    }
+
+    /// The value (a text is copied into the current memory context).
+    fn datum(&self) -> pg_sys::Datum {
+        match *self {
+            Arg::Int8(v) => v.into_datum(),
+            Arg::Text(v) => v.into_datum(),
+        }
+        .unwrap_or(pg_sys::Datum::from(0))
+    }
+}
+
 /// The first column of the first row of `sql` (a SELECT of one bigint, with `$1`, `$2`, ... bound
 /// to `args`), or None when there is no row or the value is NULL. An ERROR of the query is raised
 /// as usual.
-pub fn one_i64(sql: &str, args: &[i64]) -> Result<Option<i64>, String> {
+pub fn one_i64(sql: &str, args: &[Arg]) -> Result<Option<i64>, String> {
     let cmd = CString::new(sql).map_err(|_| "a query text with a NUL byte".to_string())?;
-    let mut argtypes = vec![pg_sys::INT8OID; args.len()];
-    let mut values: Vec<pg_sys::Datum> = args
-        .iter()
-        .map(|a| a.into_datum().unwrap_or(pg_sys::Datum::from(0)))
-        .collect();
+    let mut argtypes: Vec<pg_sys::Oid> = args.iter().map(Arg::type_oid).collect();
+    let mut values: Vec<pg_sys::Datum> = args.iter().map(Arg::datum).collect();
     let nulls = vec![b' ' as std::ffi::c_char; args.len()];
     // SAFETY: the standard SPI_connect / execute / read / SPI_finish sequence; an ERROR unwinds
     // past SPI_finish, and transaction abort cleans up the SPI stack (AtEOXact_SPI). The value is

@@ -7,11 +7,14 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgTryBuilder};
 
+use crate::pg::spi_read::{one_i64, Arg};
+
 /// Whether a business type exists, as the caller's transaction sees it. Everyone may call
 /// segment_next(), but only administrators may read idgen.segments: the lookup runs as the
 /// bootstrap superuser, with every operator schema-qualified so the caller's search_path cannot
-/// put its own code in it. (No SQL helper: this binary must also serve an extension whose SQL is
-/// still at an older version, before ALTER EXTENSION ... UPDATE.)
+/// put its own code in it. Read-only SPI, which takes no transaction id: segment_next() runs in
+/// the leader of parallel plans (pg/spi_read.rs). (No SQL helper: this binary must also serve an
+/// extension whose SQL is still at an older version, before ALTER EXTENSION ... UPDATE.)
 pub(super) fn type_exists(name: &str) -> bool {
     let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
     // SAFETY: saving and switching the current user id, as SECURITY DEFINER functions do; an
@@ -25,9 +28,9 @@ pub(super) fn type_exists(name: &str) -> bool {
         );
     }
     let found = PgTryBuilder::new(|| {
-        Spi::get_one_with_args::<bool>(
-            "SELECT EXISTS (SELECT 1 FROM idgen.segments WHERE biz_type OPERATOR(pg_catalog.=) $1)",
-            &[name.into()],
+        one_i64(
+            "SELECT 1 FROM idgen.segments WHERE biz_type OPERATOR(pg_catalog.=) $1",
+            &[Arg::Text(name)],
         )
     })
     .finally(|| {
@@ -36,7 +39,7 @@ pub(super) fn type_exists(name: &str) -> bool {
     })
     .execute();
     match found {
-        Ok(found) => found.unwrap_or(false),
+        Ok(found) => found.is_some(),
         Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
             .raise(),
     }
