@@ -51,6 +51,7 @@ pub extern "C-unwind" fn _PG_init() {
     wal::register();
     shmem::install_hooks();
     worker::register();
+    segment::init();
     lease::keeper::register();
 }
 

@@ -4,3 +4,4 @@ pub mod lwlock;
 pub mod shared_text;
 pub mod spi_read;
 pub mod syncrep;
+pub mod utility;

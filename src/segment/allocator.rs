@@ -47,10 +47,9 @@ pub fn wake(db: u32) -> Result<(), IdError> {
     }
     let table = cache::allocators();
     let next = table.with(|t| {
-        if let Some(a) = t
-            .iter_mut()
-            .find(|a| a.db == db && a.state != AllocatorState::None)
-        {
+        if let Some(a) = t.iter_mut().find(|a| {
+            a.db == db && matches!(a.state, AllocatorState::Starting | AllocatorState::Running)
+        }) {
             match a.state {
                 AllocatorState::Running => {
                     // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
@@ -183,7 +182,12 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
     let mut idle_since = now_ms();
     // How long the last transaction took to commit: sizes ranges for fast callers.
     let mut refill_latency_us = 1000;
+    // SAFETY: MyProcPid is set for every process before its main function runs.
+    let pid = unsafe { pg_sys::MyProcPid };
     loop {
+        if told_to_leave(db, pid) {
+            break;
+        }
         if BackgroundWorker::sighup_received() {
             // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
@@ -217,6 +221,30 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
             break;
         }
     }
+}
+
+/// Before DROP DATABASE (pg/utility.rs): the database's allocator leaves at once, so that the
+/// drop does not wait for it (up to 5 s).
+pub fn leave(db: pg_sys::Oid) {
+    let db = db.to_u32();
+    cache::allocators().with(|t| {
+        for a in t
+            .iter_mut()
+            .filter(|a| a.db == db && a.state == AllocatorState::Running)
+        {
+            a.state = AllocatorState::Leaving;
+            // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
+            unsafe { pg_sys::SetLatch(a.latch) };
+        }
+    });
+}
+
+/// Whether this worker was told to leave (its database is being dropped).
+fn told_to_leave(db: u32, pid: i32) -> bool {
+    cache::allocators().with(|t| {
+        t.iter()
+            .any(|a| a.db == db && a.pid == pid && a.state == AllocatorState::Leaving)
+    })
 }
 
 /// Marks this worker running for `db`; false if another one already is.

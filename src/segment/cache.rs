@@ -170,6 +170,8 @@ pub enum AllocatorState {
     None = 0,
     Starting = 1,
     Running = 2,
+    /// Its database is being dropped: it exits at once (a new one may start if the drop fails).
+    Leaving = 3,
 }
 
 /// One database's allocator worker.

@@ -23,6 +23,11 @@ use cache::{Key, RequestState};
 
 pub use cache::{attach, shmem_size};
 
+/// From _PG_init: an allocator leaves its database as soon as a DROP DATABASE of it starts.
+pub fn init() {
+    crate::pg::utility::before_drop_database(allocator::leave);
+}
+
 thread_local! {
     /// This backend's map from business type to `(slot, generation)`.
     static SLOTS: RefCell<HashMap<Vec<u8>, (usize, u64)>> = RefCell::new(HashMap::new());

@@ -198,6 +198,32 @@ check "a create waiting for an open drop (READ COMMITTED) goes on above it: crea
 check "a create whose snapshot predates the drop (REPEATABLE READ) fails with 40001" \
   eq "$(race rr 'REPEATABLE READ')" "40001"
 
+phase "DROP DATABASE after segments were used"
+# The allocator is connected to the database it serves; PostgreSQL waits up to 5 s for every
+# other process of a database being dropped (it tells only autovacuum to leave). The allocator
+# leaves at once (about 4 s before it did).
+q $PORT "CREATE DATABASE dropme"
+qdb $PORT dropme "CREATE EXTENSION pg_idgen" && qdb $PORT dropme "SELECT idgen.segment_create('t')" >/dev/null
+qdb $PORT dropme "SELECT segment_next('t')" >/dev/null
+started=$(date +%s%N)
+q $PORT "DROP DATABASE dropme"
+ms=$(( ($(date +%s%N) - started) / 1000000 ))
+check "DROP DATABASE right after segment_next() takes under 1.5 s ($ms ms)" test "$ms" -lt 1500
+q $PORT "CREATE DATABASE dropme"
+qdb $PORT dropme "CREATE EXTENSION pg_idgen" && qdb $PORT dropme "SELECT idgen.segment_create('t')" >/dev/null
+check "a database of that name created again gets its allocator and IDs" eq "$(qdb $PORT dropme "SELECT segment_next('t')")" 1
+# A drop that fails (a session still connected) has sent the allocator away: the next refill
+# starts another.
+psql -h 127.0.0.1 -p $PORT -U postgres -d dropme -X -q -c "SELECT pg_sleep(7)" >/dev/null 2>&1 &
+sleeper=$!
+sleep 0.5
+check "DROP DATABASE with a session connected fails" eq "$(q $PORT "DROP DATABASE dropme" 2>&1 | grep -c 'is being accessed by other users')" 1
+check "after the failed drop, the type's next ranges come from a new allocator" eq \
+  "$(qdb $PORT dropme "SELECT count(DISTINCT x) FROM segment_next_batch('t', 5000) x")" 5000
+kill $sleeper 2>/dev/null || true
+wait $sleeper 2>/dev/null || true
+q $PORT "DROP DATABASE dropme WITH (FORCE)"
+
 phase "Two clusters"
 # Two clusters, delta 2, remainders 0 and 1 (seed 002's odd/even databases).
 cluster_init sega $A
