@@ -35,7 +35,7 @@ ensure_deps() {
 # Builds (release) and installs the extension into the system PostgreSQL 15.
 install_extension() {
   log "building and installing pg_idgen (release)"
-  (cd "$REPO" && cargo pgrx install --release --pg-config "$PG_CONFIG" $([ -n "$SUDO" ] && echo --sudo)) >&2
+  PG_CONFIG=$PG_CONFIG bash "$REPO/tools/install.sh" >&2
 }
 
 as_pg() { runuser -u postgres -- "$@"; }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds pg_idgen (release) and installs it into the PostgreSQL that pg_config names, without
+# touching the library a running server has mapped: each file is written under a temporary name
+# and renamed into place, so running servers keep the old file (copying over it, as `cargo pgrx
+# install` does, changes the code under a server that preloads it, which then crashes). Restart
+# the servers afterwards to load the new library.
+#
+#   tools/install.sh [--debug] [--pg-config PATH]     build, then install
+#   tools/install.sh --from DIR                       install a tree made by `cargo pgrx package`
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PGRX_HOME=${PGRX_HOME:-$PWD/pgrx-config}
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+profile=()
+from=""
+while (($#)); do
+  case $1 in
+    --debug) profile=(--debug) ;;
+    --pg-config) PG_CONFIG=$2; shift ;;
+    --from) from=$2; shift ;;
+    *) echo "usage: $0 [--debug] [--pg-config PATH] | --from DIR" >&2; exit 2 ;;
+  esac
+  shift
+done
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+if [ -z "$from" ]; then
+  from=$(mktemp -d)
+  trap 'rm -rf "$from"' EXIT
+  cargo pgrx package "${profile[@]}" --pg-config "$PG_CONFIG" --out-dir "$from" >&2
+fi
+[ -n "$(find "$from" -name '*.so' -print -quit)" ] || { echo "$0: no library under $from" >&2; exit 1; }
+(cd "$from" && find . -type f) | while read -r f; do
+  dest=/${f#./}
+  mode=644
+  case $dest in *.so) mode=755 ;; esac
+  $SUDO mkdir -p "$(dirname "$dest")"
+  $SUDO install -m "$mode" "$from/$f" "$dest.new-$$"
+  $SUDO mv -f "$dest.new-$$" "$dest"
+done
+echo "installed pg_idgen into $("$PG_CONFIG" --pkglibdir) and $("$PG_CONFIG" --sharedir)/extension; restart servers that preload it" >&2
