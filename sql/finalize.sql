@@ -35,6 +35,8 @@ COMMENT ON FUNCTION idgen.segment_drop(text) IS
   'Removes a business type and forgets its cached ranges. Its highest ID stays in idgen.segments_retired: created again, the type goes on above it.';
 COMMENT ON FUNCTION idgen.segment_alloc(text) IS
   'A whole range for a client that hands IDs out itself (tinyid-client): the IDs x with start_id < x <= end_id and x % delta = remainder. Committed before it is returned; never handed out twice.';
+COMMENT ON FUNCTION idgen.segment_advance(bigint, text) IS
+  'Moves every business type (or one), and every retired one, margin IDs further: after a point-in-time recovery or the restore of an older backup, past the ranges committed after the recovery point, which the recovered idgen.segments no longer shows.';
 COMMENT ON FUNCTION idgen.segment_cache() IS
   'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
 COMMENT ON FUNCTION idgen.segments_guard() IS

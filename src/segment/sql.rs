@@ -362,6 +362,47 @@ SELECT s.biz_type, s.max_id, s.step AS configured_step, s.delta, s.remainder,
 FROM idgen.segments s LEFT JOIN idgen.segment_cache() c ON c.biz_type = s.biz_type
 ORDER BY s.biz_type;
 COMMENT ON VIEW idgen.segment_status IS 'Per business type: its row in idgen.segments and what the shared cache holds (current and next range, IDs left, step in use, refills done ahead of need and refills a caller waited for).';
+
+-- After a point-in-time recovery (or a restore of an older backup), ranges committed after the
+-- recovery point are gone from idgen.segments although their IDs may be out there: one command
+-- moves every type (or one) past them by a margin the operator chooses.
+CREATE FUNCTION idgen.segment_advance(margin bigint, biz_type text DEFAULT NULL)
+RETURNS TABLE (business_type text, retired boolean, old_max_id bigint, new_max_id bigint)
+LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+    one_type text := biz_type;
+    top bigint;
+BEGIN
+    IF margin IS NULL THEN
+        RAISE EXCEPTION 'idgen.segment_advance: margin must not be NULL' USING ERRCODE = '22004',
+            HINT = 'Give the number of IDs the types may have handed out after the recovery point, with room to spare.';
+    END IF;
+    IF margin <= 0 THEN
+        RAISE EXCEPTION 'idgen.segment_advance: margin is %; it must be greater than 0', margin USING ERRCODE = '22023';
+    END IF;
+    IF one_type IS NOT NULL AND NOT EXISTS (SELECT 1 FROM idgen.segments s WHERE s.biz_type = one_type) THEN
+        RAISE EXCEPTION 'business type "%" does not exist', one_type USING ERRCODE = '42704';
+    END IF;
+    SELECT max(m) INTO top FROM (
+        SELECT s.max_id FROM idgen.segments s WHERE one_type IS NULL OR s.biz_type = one_type
+        UNION ALL
+        SELECT r.max_id FROM idgen.segments_retired r WHERE one_type IS NULL) x(m);
+    IF top > 9223372036854775807 - margin THEN
+        RAISE EXCEPTION 'idgen.segment_advance: a type at % cannot move % further', top, margin
+            USING ERRCODE = '22003', HINT = 'Choose a smaller margin.';
+    END IF;
+    RETURN QUERY
+    WITH moved AS (
+        UPDATE idgen.segments s SET max_id = s.max_id + margin, version = s.version + 1, updated_at = now()
+         WHERE one_type IS NULL OR s.biz_type = one_type
+        RETURNING s.biz_type, false, s.max_id - margin, s.max_id
+    ), moved_retired AS (
+        UPDATE idgen.segments_retired r SET max_id = r.max_id + margin
+         WHERE one_type IS NULL
+        RETURNING r.biz_type, true, r.max_id - margin, r.max_id
+    )
+    SELECT * FROM moved UNION ALL SELECT * FROM moved_retired ORDER BY 2, 1;
+END $$;
 "#,
     name = "segments_table",
     requires = [idgen::segment_cache],

@@ -87,4 +87,25 @@ SELECT segment_next('top');
 SELECT segment_next('nosuch');
 SELECT idgen.segment_create('bad', step => 2, delta => 3);
 SELECT biz_type FROM idgen.segments ORDER BY 1;
+-- After a point-in-time recovery: every type (and every retired one) moves margin IDs further.
+SELECT idgen.segment_create('adv', step => 10);
+SELECT segment_next('adv') AS before_advance;
+SELECT idgen.segment_drop('adv');
+SELECT idgen.segment_create('adv', step => 10);
+SELECT * FROM idgen.segment_advance(1000000, 'adv');
+SELECT segment_next('adv') AS first_after_one_type;
+-- All or nothing: the type near 2^63-1 ('top') refuses the margin, and nothing moves.
+SELECT count(*) FROM idgen.segment_advance(5000);
+SELECT max_id FROM idgen.segments WHERE biz_type = 'adv';
+DELETE FROM idgen.segments WHERE biz_type = 'top';
+DELETE FROM idgen.segments_retired WHERE biz_type = 'top';
+SELECT count(*) FILTER (WHERE NOT retired) AS types, count(*) FILTER (WHERE retired) AS retired,
+       bool_and(new_max_id = old_max_id + 5000) AS all_moved_by_margin
+  FROM idgen.segment_advance(5000);
+\set VERBOSITY sqlstate
+SELECT idgen.segment_advance(NULL);
+SELECT idgen.segment_advance(0);
+SELECT idgen.segment_advance(10, 'nosuch');
+SELECT idgen.segment_advance(9223372036854775000);
+\set VERBOSITY default
 DROP EXTENSION pg_idgen;
