@@ -1,7 +1,7 @@
 //! PostgreSQL plumbing that knows no feature of pg_idgen.
 
+pub mod dropdb_hook;
 pub mod lwlock;
 pub mod shared_text;
 pub mod spi_read;
 pub mod syncrep;
-pub mod utility;

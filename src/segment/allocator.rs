@@ -223,7 +223,7 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
     }
 }
 
-/// Before DROP DATABASE (pg/utility.rs): the database's allocator leaves at once, so that the
+/// Before DROP DATABASE (pg/dropdb_hook.rs): the database's allocator leaves at once, so that the
 /// drop does not wait for it (up to 5 s).
 pub fn leave(db: pg_sys::Oid) {
     let db = db.to_u32();

@@ -25,7 +25,7 @@ pub use cache::{attach, shmem_size};
 
 /// From _PG_init: an allocator leaves its database as soon as a DROP DATABASE of it starts.
 pub fn init() {
-    crate::pg::utility::before_drop_database(allocator::leave);
+    crate::pg::dropdb_hook::before_drop_database(allocator::leave);
 }
 
 thread_local! {
