@@ -59,6 +59,11 @@ pub fn out_of_range(message: impl Into<String>) -> IdError {
     IdError::new(PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, message)
 }
 
+/// A failure of pgrx's own SPI layer (not an ERROR of the query, which keeps its SQLSTATE).
+pub fn internal(message: impl Into<String>) -> IdError {
+    IdError::new(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, message)
+}
+
 pub fn not_ready(message: impl Into<String>) -> IdError {
     IdError::new(
         PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,

@@ -63,7 +63,7 @@ pub(crate) fn unknown_type(name: &str) -> IdError {
         format!("business type \"{name}\" does not exist"),
     )
     .hint(
-        "Create it with SELECT idgen.segment_create('<biz_type>'); a type created in an open transaction is usable once that transaction commits.",
+        "Create it with SELECT idgen.segment_create('<biz_type>'); a type created in an open transaction is usable once that transaction commits. If this database was restored, restore idgen.segments first (as a member of idgen_admin): a type created anew starts above the columns that default to segment_next() of it, but not above its IDs kept elsewhere.",
     )
 }
 

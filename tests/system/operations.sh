@@ -8,6 +8,8 @@
 #   - a node in lease mode with a physical standby (pg_basebackup): the standby takes no lease and
 #     refuses to generate, decodes; promoted after the primary dies, it leases its own worker id
 #     (the old primary's is still held) and its IDs are above every ID of the old primary.
+#   - a restore by the database owner (not a superuser): idgen's rows need an administrator; the
+#     paths our messages point to (restore them, or create the type again) repeat no ID.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 A=54409
 B=54410
@@ -32,6 +34,9 @@ q $A "INSERT INTO t (v) SELECT g FROM generate_series(1, 5000) g"
 q $A "SELECT idgen.segment_create('gone', step => 10)" >/dev/null
 gone_max=$(q $A "SELECT max(segment_next('gone')) FROM generate_series(1, 35)")
 q $A "SELECT idgen.segment_drop('gone')" >/dev/null
+q $A "SELECT idgen.segment_create('invoice', step => 50)" >/dev/null
+q $A "CREATE TABLE invoice (id bigint PRIMARY KEY DEFAULT segment_next('invoice'), v int);
+      INSERT INTO invoice (v) SELECT g FROM generate_series(1, 300) g"
 held=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-held', '10 min')")
 rel=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-gone', '10 min')")
 q $A "SELECT idgen.worker_release($rel, 'app-gone')" >/dev/null
@@ -56,6 +61,32 @@ qdb $B restored "SELECT idgen.snowflake_start_after(max(id_timestamp(id))) FROM 
 check "restore: after snowflake_start_after, new Snowflake IDs are above every restored one" eq \
   "$(qdb $B restored "INSERT INTO t (v) SELECT 0 FROM generate_series(1, 1000) RETURNING id" | sort -n | head -1 |
       xargs -I{} psql -h 127.0.0.1 -p $B -U postgres -d restored -X -q -A -t -c "SELECT {} > max(id) FROM t WHERE v > 0")" t
+
+phase "a restore by the database's owner, not a superuser (the managed-database recipe)"
+# An administrator creates the extension, the database owner restores with --no-owner: the owner
+# may not write idgen's tables, so their rows do not come along, and pg_restore says so. Then
+# neither path our messages point to repeats an ID: the administrator restores idgen's rows, or
+# creates the type again, which starts above the columns whose default is segment_next() of it.
+q $B "CREATE ROLE app_owner LOGIN"
+for db in owned owned2; do
+  q $B "CREATE DATABASE $db OWNER app_owner"
+  qdb $B $db "CREATE EXTENSION pg_idgen"
+  as_pg "$PGBIN/pg_restore" -h 127.0.0.1 -p $B -U app_owner --no-owner -d $db "$OUT/a.dump" >"$OUT/$db.log" 2>&1 || true
+done
+check "owner restore: pg_restore reports the idgen table it could not write" grep -q 'permission denied for table segments' "$OUT/owned.log"
+check "owner restore: the application's rows are there, idgen.segments is empty" eq \
+  "$(qdb $B owned "SELECT (SELECT count(*) FROM invoice) || '|' || (SELECT count(*) FROM idgen.segments)")" "300|0"
+err=$(psql -h 127.0.0.1 -p $B -U app_owner -d owned -X -q -A -t -c "SELECT segment_next('order')" 2>&1 || true)
+check "owner restore: segment_next says the type does not exist and points to restoring idgen.segments first" \
+  grep -q 'restore idgen.segments' <<<"$err"
+as_pg "$PGBIN/pg_restore" -h 127.0.0.1 -p $B -U postgres --data-only --schema=idgen -d owned "$OUT/a.dump"
+check "owner restore, then the administrator's --data-only --schema=idgen restore: IDs go on above the old ones" eq \
+  "$(qdb $B owned "SELECT (SELECT min(x) FROM (SELECT segment_next('order') x FROM generate_series(1, 300)) s) > (SELECT max(id) FROM seg)
+                    AND (SELECT segment_next('invoice')) > (SELECT max(id) FROM invoice)")" t
+qdb $B owned2 "SELECT idgen.segment_create('invoice', step => 50)" >"$OUT/owned2.create" 2>&1
+check "owner restore, then segment_create: the type starts above the column that defaults to it (with a NOTICE)" eq \
+  "$(grep -c 'already holds IDs up to' "$OUT/owned2.create")|$(psql -h 127.0.0.1 -p $B -U app_owner -d owned2 -X -q -A -t -c "INSERT INTO invoice (v) SELECT 0 FROM generate_series(1, 100) RETURNING id" 2>&1 | sort -n | head -1)" \
+  "1|$(( $(qdb $B owned2 "SELECT max(id) FROM invoice WHERE v > 0") + 1 ))"
 cluster_stop ops_b immediate
 
 phase "a lease-mode primary and its standby"
