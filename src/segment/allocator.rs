@@ -68,6 +68,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                     pid: 0,
                     latch: std::ptr::null_mut(),
                     since_ms: now,
+                    idle: false,
                 };
                 Next::Start(i)
             }
@@ -76,14 +77,21 @@ pub fn wake(db: u32) -> Result<(), IdError> {
     });
     match next {
         Next::Done => Ok(()),
-        Next::Full => Err(IdError::new(
-            PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
-            format!(
-                "pg_idgen: segment allocators already run for {} databases",
-                cache::MAX_ALLOCATORS
-            ),
-        )
-        .hint("Use segment mode in fewer databases of this cluster at once; idle allocators exit after 4 seconds.")),
+        Next::Full => {
+            make_room(db);
+            Err(IdError::new(
+                PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+                format!(
+                    "pg_idgen: segment allocators already run for {} databases",
+                    cache::MAX_ALLOCATORS
+                ),
+            )
+            .detail(format!(
+                "Waited idgen.segment_wait_timeout ({} ms) for one of them to be idle.",
+                gucs::SEGMENT_WAIT_TIMEOUT_MS.get()
+            ))
+            .hint("Use segment mode in fewer databases of this cluster at once."))
+        }
         Next::Start(i) => {
             let started = BackgroundWorkerBuilder::new(&format!("pg_idgen segment allocator {db}"))
                 .set_type("pg_idgen segment allocator")
@@ -96,12 +104,16 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                 .load_dynamic();
             if started.is_err() {
                 table.with(|t| t[i].state = AllocatorState::None);
+                make_room(db);
                 return Err(IdError::new(
                     PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
                     "pg_idgen: could not start the segment allocator worker",
                 )
-                .detail("All background worker slots are in use.")
-                .hint("Raise max_worker_processes (each database that uses segment mode needs one while it allocates) and restart the server."));
+                .detail(format!(
+                    "All background worker slots were in use for idgen.segment_wait_timeout ({} ms).",
+                    gucs::SEGMENT_WAIT_TIMEOUT_MS.get()
+                ))
+                .hint("Raise max_worker_processes to at least the number of databases that use segment mode at once plus the other workers (pg_idgen's reserver and lease keeper, parallel workers, other extensions), and restart the server."));
             }
             Ok(())
         }
@@ -193,6 +205,7 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
         }
         let items = collect(db);
+        set_idle(db, pid, items.is_empty());
         if items.is_empty() {
             if now_ms() - idle_since > IDLE_EXIT_MS {
                 break;
@@ -239,7 +252,31 @@ pub fn leave(db: pg_sys::Oid) {
     });
 }
 
-/// Whether this worker was told to leave (its database is being dropped).
+/// Records whether this worker has anything to do (see [`make_room`]).
+fn set_idle(db: u32, pid: i32, idle: bool) {
+    cache::allocators().with(|t| {
+        for a in t.iter_mut().filter(|a| a.db == db && a.pid == pid) {
+            a.idle = idle;
+        }
+    });
+}
+
+/// No worker slot for `db`'s allocator: the idle allocators of other databases leave, so that a
+/// waiting caller's next try finds a slot (they start again when their databases need them).
+fn make_room(db: u32) {
+    cache::allocators().with(|t| {
+        for a in t
+            .iter_mut()
+            .filter(|a| a.db != db && a.idle && a.state == AllocatorState::Running)
+        {
+            a.state = AllocatorState::Leaving;
+            // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
+            unsafe { pg_sys::SetLatch(a.latch) };
+        }
+    });
+}
+
+/// Whether this worker was told to leave (its database is being dropped, or its slot is needed).
 fn told_to_leave(db: u32, pid: i32) -> bool {
     cache::allocators().with(|t| {
         t.iter()
@@ -257,6 +294,7 @@ fn check_in(db: u32) -> bool {
         pid,
         latch,
         since_ms: now_ms(),
+        idle: false,
     };
     cache::allocators().with(|t| {
         if t.iter()

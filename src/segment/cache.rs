@@ -183,6 +183,9 @@ pub struct AllocatorData {
     pub pid: i32,
     pub latch: *mut pg_sys::Latch,
     pub since_ms: i64,
+    /// It found nothing to do on its last round: it may give its worker slot to a database that
+    /// waits for one.
+    pub idle: bool,
 }
 
 #[repr(C)]

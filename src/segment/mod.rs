@@ -209,13 +209,15 @@ fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
             }
             Some(Take::Wait { .. }) => {
                 refuse_on_standby();
-                if let Err(e) = allocator::wake(key.db) {
-                    drop(waiter.take());
-                    e.raise();
-                }
+                // No worker slot free (53000): wait for one like for a range, trying again on
+                // each round, and report that reason if the time runs out.
+                let woke = allocator::wake(key.db);
                 if !waiter.get_or_insert_with(Waiter::new).sleep(s.cv()) {
                     drop(waiter.take());
-                    timed_out("a range", name).raise();
+                    match woke {
+                        Err(e) => e.raise(),
+                        Ok(()) => timed_out("a range", name).raise(),
+                    }
                 }
             }
         }
@@ -288,9 +290,9 @@ fn alloc_range(key: &Key, name: &str) -> Range {
             }
             None => {}
         }
+        // As in take(): no worker slot free is waited out too.
         let woke = allocator::wake(key.db);
-        let slept = woke.is_ok() && waiter.sleep(cell.cv());
-        if !slept {
+        if !waiter.sleep(cell.cv()) {
             // Abandon the request: an answer that still comes is a gap, never handed out.
             cell.with(|d| {
                 if d.seq == seq {

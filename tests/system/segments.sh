@@ -10,17 +10,20 @@
 #   - a type dropped and created again while sessions take its IDs: none repeats;
 #   - a type created while a drop of its name is still open: it goes on above what the drop
 #     retired (or fails with 40001 under REPEATABLE READ);
+#   - DROP DATABASE right after segments were used does not wait for the allocator;
+#   - 12 databases at once with room for 2 allocators: callers wait for a worker slot;
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=54396
 A=54397
 B=54398
+SLOTS=54442
 OUT="$WORK/segments.out"
 cluster_init seg $PORT "max_connections = 120" "idgen.segment_step_target = 0"
 cluster_start seg
 SECONDS=0
 phase() { echo "  ($SECONDS s) $*"; }
-trap 'cluster_stop seg immediate; cluster_stop sega immediate; cluster_stop segb immediate' EXIT
+trap 'cluster_stop seg immediate; cluster_stop sega immediate; cluster_stop segb immediate; cluster_stop segslots immediate' EXIT
 rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$OUT"
 q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE got (phase text, biz text, id bigint)"
 q $PORT "SELECT idgen.segment_create('t', step => 1000), idgen.segment_create('small', step => 7),
@@ -223,6 +226,24 @@ check "after the failed drop, the type's next ranges come from a new allocator" 
 kill $sleeper 2>/dev/null || true
 wait $sleeper 2>/dev/null || true
 q $PORT "DROP DATABASE dropme WITH (FORCE)"
+
+phase "more databases than worker slots"
+# 12 databases using segments at once on a cluster with room for 2 allocators: callers wait for a
+# worker slot as they wait for a range (idle allocators of other databases give theirs up), and
+# none gets 53000.
+cluster_init segslots $SLOTS "max_worker_processes = 4"
+cluster_start segslots
+for i in $(seq 1 12); do
+  q $SLOTS "CREATE DATABASE d$i"
+  qdb $SLOTS d$i "CREATE EXTENSION pg_idgen" && qdb $SLOTS d$i "SELECT idgen.segment_create('t', step => 100)" >/dev/null
+done
+for i in $(seq 1 12); do
+  (qdb $SLOTS d$i "SELECT count(DISTINCT x) FROM (SELECT segment_next('t') x FROM generate_series(1, 3000)) s" >"$OUT/slots.$i" 2>&1 || true) &
+done
+wait
+check "12 databases, 2 allocator slots: every caller got its 3,000 IDs, none 53000" eq \
+  "$(cat "$OUT"/slots.* | sort | uniq -c | awk '{print $1 "x" $2}')" "12x3000"
+cluster_stop segslots immediate
 
 phase "Two clusters"
 # Two clusters, delta 2, remainders 0 and 1 (seed 002's odd/even databases).
