@@ -1,12 +1,16 @@
 -- Run last in the install script: comments on every object, then privileges.
 
+-- id_decode returns one row (all NULL for a NULL ID): tell the planner so.
+ALTER FUNCTION id_decode(bigint) ROWS 1;
+ALTER FUNCTION id_decode(bigint, text) ROWS 1;
+
 -- Comments for \dx+ and \df+: every function and view says what it is for.
 COMMENT ON FUNCTION snowflake_next() IS
   'Next Snowflake ID of this node: unique across backends, restarts, crashes and clock steps; strictly increasing per node. Use as DEFAULT snowflake_next().';
 COMMENT ON FUNCTION snowflake_next_batch(integer) IS
   'n Snowflake IDs at once (1 to 10000000), ascending.';
 COMMENT ON FUNCTION id_decode(bigint) IS
-  'Takes a Snowflake ID apart with this node''s layout: time, worker id, sequence and the layout''s other fields.';
+  'Takes a Snowflake ID apart with this node''s layout: time, worker id, sequence and the layout''s other fields. One row; all NULL for a NULL ID.';
 COMMENT ON FUNCTION id_decode(bigint, text) IS
   'Takes a Snowflake ID apart with a named layout (twitter, sonyflake, instagram, ...) or a layout spec.';
 COMMENT ON FUNCTION id_timestamp(bigint) IS
@@ -62,7 +66,7 @@ COMMENT ON FUNCTION id_from_text(text, text) IS
 
 -- Worker-id leases (seed 001), on a coordinator database.
 COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS
-  'Lease a worker id in [min_id, max_id] (default: this layout''s worker range) for ttl. The same code gets its old id back first; a live lease is never handed out twice. Returns the id, the lease number (fencing token), the expiry, and start_after: make IDs only later than it. Run it in autocommit mode.';
+  'Lease a worker id in [min_id, max_id] (default: this layout''s worker range) for ttl. The same code gets its old id back first; a live lease is never handed out twice. Returns the id, the lease number (a fencing token that grows by a random step with each holder: pass it to heartbeat and release, it proves the holder), the expiry, and start_after: make IDs only later than it. Run it in autocommit mode.';
 COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
   'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
 COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS

@@ -16,13 +16,22 @@ use crate::snowflake::node;
 const PG_EPOCH_MS: i64 = 946_684_800_000;
 
 pub fn ts_of_ms(ms: i64) -> TimestampWithTimeZone {
-    let us = (ms - PG_EPOCH_MS).saturating_mul(1000);
-    TimestampWithTimeZone::try_from(us).unwrap_or_else(|_| {
+    let out = || {
         out_of_range(format!(
             "{ms} ms since 1970 is outside PostgreSQL's timestamp range"
         ))
-        .raise()
-    })
+    };
+    // Checked, never saturated: i64::MIN and i64::MAX microseconds are PostgreSQL's -infinity
+    // and infinity, which no finite ID may decode to.
+    let us = ms
+        .checked_sub(PG_EPOCH_MS)
+        .and_then(|d| d.checked_mul(1000))
+        .filter(|us| *us != i64::MIN && *us != i64::MAX)
+        .unwrap_or_else(|| out().raise());
+    TimestampWithTimeZone::try_from(us)
+        .ok()
+        .filter(|ts| ts.is_finite())
+        .unwrap_or_else(|| out().raise())
 }
 
 pub(crate) fn ms_of_ts(ts: TimestampWithTimeZone) -> Result<i64, IdError> {
@@ -53,49 +62,53 @@ pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
     })
 }
 
-fn decode_row(
-    id: i64,
-    layout: &Layout,
-) -> (
-    name!(id, i64),
-    name!(ts, TimestampWithTimeZone),
+/// The columns of `id_decode`: every one NULL for a NULL ID (one row all the same, so that a
+/// LATERAL join keeps the row it decodes).
+type Decoded = (
+    name!(id, Option<i64>),
+    name!(ts, Option<TimestampWithTimeZone>),
     name!(worker_id, Option<i64>),
-    name!(sequence, i64),
+    name!(sequence, Option<i64>),
     name!(datacenter_id, Option<i64>),
     name!(rollback_flag, Option<i32>),
     name!(reserved, Option<i32>),
-    name!(layout, String),
-) {
+    name!(layout, Option<String>),
+);
+
+fn decode_row(id: Option<i64>, layout: &Layout) -> Decoded {
+    let Some(id) = id else {
+        return (None, None, None, None, None, None, None, None);
+    };
     let d = layout.unpack(id).map_err(invalid).or_raise();
     let has = |f: Field| layout.bits(f) > 0;
     (
-        id,
-        ts_of_ms(layout.ms_of_tick(d.tick)),
+        Some(id),
+        Some(ts_of_ms(layout.ms_of_tick(d.tick))),
         has(Field::Worker).then_some(d.worker as i64),
-        d.sequence as i64,
+        Some(d.sequence as i64),
         has(Field::Datacenter).then_some(d.datacenter as i64),
         has(Field::Rollback).then_some(d.rollback as i32),
         has(Field::Reserved).then_some(d.reserved as i32),
-        layout.name.clone(),
+        Some(layout.name.clone()),
     )
 }
 
-/// Takes an ID apart with this node's layout. STABLE, not IMMUTABLE: the node's layout is fixed
-/// only until the next restart.
+/// Takes an ID apart with this node's layout: one row, all NULL for a NULL ID. STABLE, not
+/// IMMUTABLE: the node's layout is fixed only until the next restart.
 #[pg_extern(stable, parallel_safe, name = "id_decode")]
 fn id_decode(
-    id: i64,
+    id: Option<i64>,
 ) -> TableIterator<
     'static,
     (
-        name!(id, i64),
-        name!(ts, TimestampWithTimeZone),
+        name!(id, Option<i64>),
+        name!(ts, Option<TimestampWithTimeZone>),
         name!(worker_id, Option<i64>),
-        name!(sequence, i64),
+        name!(sequence, Option<i64>),
         name!(datacenter_id, Option<i64>),
         name!(rollback_flag, Option<i32>),
         name!(reserved, Option<i32>),
-        name!(layout, String),
+        name!(layout, Option<String>),
     ),
 > {
     TableIterator::once(decode_row(id, &node().layout))
@@ -109,21 +122,18 @@ fn id_decode_with(
 ) -> TableIterator<
     'static,
     (
-        name!(id, i64),
-        name!(ts, TimestampWithTimeZone),
+        name!(id, Option<i64>),
+        name!(ts, Option<TimestampWithTimeZone>),
         name!(worker_id, Option<i64>),
-        name!(sequence, i64),
+        name!(sequence, Option<i64>),
         name!(datacenter_id, Option<i64>),
         name!(rollback_flag, Option<i32>),
         name!(reserved, Option<i32>),
-        name!(layout, String),
+        name!(layout, Option<String>),
     ),
 > {
     let layout = layout_named(layout).or_raise();
-    match id {
-        None => TableIterator::new(std::iter::empty()),
-        Some(id) => TableIterator::once(decode_row(id, &layout)),
-    }
+    TableIterator::once(decode_row(id, &layout))
 }
 
 /// The time inside an ID (the start of its tick), with this node's layout.

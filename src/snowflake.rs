@@ -244,12 +244,12 @@ fn check_layout_history(
             Ok((start_ms, false))
         }
         Verdict::Changed { history, start_ms } => {
-            let from = history.past.last().map(|p| p.layout.canonical_spec());
+            let from = history.past.last().map(|p| p.layout.label());
             history.store(dir)?;
             pgrx::log!(
                 "pg_idgen: idgen.layout changed from \"{}\" to \"{}\"; Snowflake IDs start at {}, above every ID of the earlier layouts",
                 from.unwrap_or_default(),
-                layout.canonical_spec(),
+                layout.label(),
                 format_utc_ms(start_ms)
             );
             Ok((start_ms, true))

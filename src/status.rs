@@ -202,7 +202,13 @@ mod idgen {
             last_id,
             last_time,
             ts_of_ms(now),
-            if counter == 0 { 0 } else { last_ms - now },
+            // How far the logical clock runs ahead of the wall clock: never negative (an idle
+            // node's last ID simply lies in the past).
+            if counter == 0 {
+                0
+            } else {
+                (last_ms - now).max(0)
+            },
             (reserved > 0).then(|| ts_of_ms(reserved_until_ms(st))),
             issued,
             stat(&st.stats.overflow_waits),

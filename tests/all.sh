@@ -44,7 +44,7 @@ rm -f "$out"
 install_extension
 
 log "pg_regress golden tests"
-REGRESS_PORT=54390
+REGRESS_PORT=26390
 cluster_init regress $REGRESS_PORT
 cluster_start regress
 set +e

@@ -36,5 +36,5 @@ SELECT id, id_to_text(id) AS base62, id_to_text(id, 'base32') AS base32 FROM ord
 -- code gets its id back; heartbeat with the last ID's time; give it back on the way out.
 SELECT * FROM idgen.worker_acquire('10.0.0.7:8080#demo', ttl => '30 seconds');
 SELECT worker_id, code, state, lease, expires_at FROM idgen.worker_leases;
-SELECT idgen.worker_release(w.worker_id, w.code, clock_timestamp()) AS released
+SELECT idgen.worker_release(w.worker_id, w.code, clock_timestamp(), w.lease) AS released
   FROM idgen.workers w WHERE w.code = '10.0.0.7:8080#demo' AND w.released_at IS NULL;

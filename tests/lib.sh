@@ -43,6 +43,9 @@ as_pg() { runuser -u postgres -- "$@"; }
 cluster_dir() { echo "$WORK/$1"; }
 
 # cluster_init NAME PORT [postgresql.conf lines...]: a fresh cluster with pg_idgen preloaded.
+# Test clusters listen on ports 26390-26499: below Linux's ephemeral range (32768-60999), where
+# the local end of any client connection (or its TIME_WAIT) could hold a port a cluster is about
+# to bind, and the start would fail with "Address already in use".
 cluster_init() {
   local name=$1 port=$2 dir
   shift 2

@@ -472,6 +472,16 @@ impl Layout {
         )
     }
 
+    /// The layout as an operator would write it: the preset's name where it is one (whatever it
+    /// was called), else the full spec.
+    pub fn label(&self) -> String {
+        let spec = self.canonical_spec();
+        PRESET_NAMES
+            .iter()
+            .find(|name| Layout::parse(name).is_ok_and(|p| p.canonical_spec() == spec))
+            .map_or(spec, |name| name.to_string())
+    }
+
     /// Whether the time field is the highest one, so that IDs of later ticks are larger.
     pub fn time_on_top(&self) -> bool {
         self.shift(Field::Time) + self.bits(Field::Time) == self.total_bits()
@@ -484,18 +494,25 @@ impl Layout {
             .iter()
             .map(|f| format!("{} {}", f.name(), self.bits(*f)))
             .collect();
+        let span = if self.wraps {
+            format!(
+                "its time field wraps around every {:.1} minutes (for decoding only)",
+                self.ticks_limit() as f64 * self.unit_ms as f64 / 60_000.0
+            )
+        } else {
+            format!(
+                "lasts until {} ({:.1} years)",
+                format_utc_date(self.end_ms()),
+                self.years()
+            )
+        };
         format!(
-            "{}: {} in {} since {}, lasts {} ({:.1} years)",
+            "{}: {} in {} since {}, {}",
             self.name,
             fields.join(" | "),
             unit_name(self.unit_ms),
             format_utc_ms(self.epoch_ms),
-            if self.wraps {
-                "wraps around".to_string()
-            } else {
-                format!("until {}", format_utc_date(self.end_ms()))
-            },
-            self.years()
+            span
         )
     }
 
@@ -549,6 +566,29 @@ mod tests {
             assert!(l.total_bits() <= 63, "{name}");
             assert_eq!(l.order[0], Field::Time, "{name}");
         }
+    }
+
+    #[test]
+    fn a_layout_is_labelled_by_its_preset_where_it_is_one() {
+        assert_eq!(Layout::parse("twitter").unwrap().label(), "twitter");
+        assert_eq!(
+            Layout::parse("sonyflake epoch=2014-09-01").unwrap().label(),
+            "sonyflake"
+        );
+        let custom = Layout::parse("twitter epoch=2020-01-01").unwrap();
+        assert_eq!(custom.label(), custom.canonical_spec());
+    }
+
+    #[test]
+    fn a_wrapping_layout_is_described_by_its_cycle() {
+        let d = Layout::parse("westid32").unwrap().describe();
+        assert!(d.contains("wraps around every 35."), "{d}");
+        assert!(!d.contains("years"), "{d}");
+        let d = Layout::parse("twitter").unwrap().describe();
+        assert!(
+            d.contains("lasts until 2080-") && d.contains("69.7 years"),
+            "{d}"
+        );
     }
 
     #[test]

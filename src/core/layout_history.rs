@@ -136,9 +136,9 @@ pub fn on_start(
             Err(why) => {
                 return Verdict::Refused(format!(
                     "idgen.layout changed from \"{}\" to \"{}\", and the new layout could repeat or undercut the IDs made with \"{}\" until {}: {why}",
-                    prev.current.canonical_spec(),
-                    layout.canonical_spec(),
-                    p.layout.canonical_spec(),
+                    prev.current.label(),
+                    layout.label(),
+                    p.layout.label(),
                     format_utc_ms(p.until_ms)
                 ))
             }
@@ -150,8 +150,8 @@ pub fn on_start(
     if start_ms > base.saturating_add(MAX_START_AHEAD_MS) {
         return Verdict::Refused(format!(
             "idgen.layout changed from \"{}\" to \"{}\", whose IDs stay below IDs made before until {}",
-            prev.current.canonical_spec(),
-            layout.canonical_spec(),
+            prev.current.label(),
+            layout.label(),
             format_utc_ms(start_ms)
         ));
     }

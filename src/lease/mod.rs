@@ -105,11 +105,29 @@ impl LeaseStatus {
     }
 }
 
+/// The keeper's last error as the current role may see it. Connection errors name the
+/// coordinator's host, port and user, which come from `idgen.worker_lease_conninfo`, a setting
+/// only superusers and members of pg_read_all_settings may read.
+fn keeper_error(st: &LeaseStatus) -> Option<String> {
+    let e = st.error()?;
+    // SAFETY: reads of this backend's current user and the role catalog cache.
+    let may_read = unsafe {
+        pg_sys::superuser()
+            || pg_sys::has_privs_of_role(
+                pg_sys::GetUserId(),
+                pg_sys::Oid::from(pg_sys::ROLE_PG_READ_ALL_SETTINGS),
+            )
+    };
+    Some(if may_read {
+        e
+    } else {
+        "(not shown: it may name the coordinator's host, port or user; superusers and members of pg_read_all_settings see it)".into()
+    })
+}
+
 /// The ERROR for a Snowflake ID that cannot be made because the lease is missing or lapsed.
 pub fn fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
-    let why = shared
-        .lease_status
-        .error()
+    let why = keeper_error(&shared.lease_status)
         .map(|e| format!("The lease keeper reports: {e}"))
         .unwrap_or_else(|| "The lease keeper has not reported an error.".into());
     match fault {
@@ -221,7 +239,7 @@ mod idgen {
             count(&st.renewals),
             count(&st.failures),
             (first >= 0).then_some(first),
-            st.error(),
+            super::keeper_error(st),
         ))
     }
 }

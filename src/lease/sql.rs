@@ -60,7 +60,7 @@ CREATE TABLE idgen.workers (
     last_ts      timestamptz
 );
 CREATE INDEX workers_code ON idgen.workers (code);
-COMMENT ON TABLE idgen.workers IS 'Worker-id leases (seed 001): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token, +1 per holder), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
+COMMENT ON TABLE idgen.workers IS 'Worker-id leases (seed 001): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
 SELECT pg_catalog.pg_extension_config_dump('idgen.workers', '');
 
 -- When a lease may be handed out again. A released one at once. An expired one once its holder
@@ -109,6 +109,10 @@ DECLARE
     n_grace bigint;
     n_rows bigint;
     soonest timestamptz;
+    -- Lease numbers grow by a random step of up to 2^40 (from the strong random source behind
+    -- gen_random_uuid()): they stay a fencing token, later holders have larger ones, and only
+    -- the holder knows its own, which is what heartbeat and release check.
+    step bigint := ('x' || left(replace(gen_random_uuid()::text, '-', ''), 10))::bit(40)::bigint + 1;
 BEGIN
     hi := idgen.worker_lease_precheck('worker_acquire');
     IF code IS NULL OR length(code) NOT BETWEEN 1 AND 255 THEN
@@ -172,7 +176,7 @@ BEGIN
                         tries := tries + 1;
                         INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
                                                         acquired_at, heartbeat_at, expires_at)
-                        VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), 1, ttl,
+                        VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), step, ttl,
                                 clock_timestamp(), clock_timestamp(), clock_timestamp() + ttl)
                         ON CONFLICT ON CONSTRAINT workers_pkey DO NOTHING
                         RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
@@ -219,10 +223,14 @@ BEGIN
                            || CASE WHEN n_rows <= hi - lo THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', hi - lo + 1 - n_rows) ELSE '' END,
                   HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
     END IF;
+    IF r.lease > 9223372036854775807 - step THEN
+        RAISE EXCEPTION 'worker id % has been leased too many times: its lease numbers are used up', r.worker_id
+            USING ERRCODE = '22003', HINT = 'Lease another id (min_id/max_id), or retire this one.';
+    END IF;
     start_after := idgen.worker_start_after(r);
     UPDATE idgen.workers w
        SET code = code, host = coalesce(host(inet_client_addr()), 'local'), pid = pg_backend_pid(),
-           lease = w.lease + 1, ttl = ttl, acquired_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
+           lease = w.lease + step, ttl = ttl, acquired_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
            expires_at = clock_timestamp() + ttl, released_at = NULL, last_ts = start_after
      WHERE w.worker_id = r.worker_id
     RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
@@ -235,7 +243,7 @@ RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE
         WHEN r.worker_id IS NULL THEN format('worker id %s was never leased', worker_id)
         WHEN r.code <> code OR r.lease <> coalesce(lease, r.lease) THEN
-            format('worker id %s is now leased by "%s" (lease %s)', worker_id, r.code, r.lease)
+            format('worker id %s was leased again (by another holder, or a newer lease of this code)', worker_id)
         WHEN r.released_at IS NOT NULL THEN format('the lease of worker id %s was released', worker_id)
         WHEN r.expires_at <= clock_timestamp() THEN format('the lease of worker id %s expired', worker_id)
     END
@@ -266,8 +274,12 @@ BEGIN
     IF lost IS NOT NULL THEN
         RAISE EXCEPTION 'lease lost: %', lost
             USING ERRCODE = '55000',
-                  DETAIL = format('Holder "%s" may no longer make IDs with worker id %s (its row: lease %s, expires_at %s, released_at %s).',
-                                  code, worker_id, coalesce(r.lease::text, '-'), coalesce(r.expires_at::text, '-'), coalesce(r.released_at::text, '-')),
+                  -- Never another holder's code or lease number: they are what proves a holder.
+                  DETAIL = format('Holder "%s" may no longer make IDs with worker id %s.', code, worker_id)
+                           || CASE WHEN r.code = code AND r.lease = coalesce(lease, r.lease)
+                                   THEN format(' Its lease expired at %s%s.', r.expires_at,
+                                               coalesce(', released at ' || r.released_at::text, ''))
+                                   ELSE '' END,
                   HINT = 'Stop making IDs with this worker id now, then lease one again with idgen.worker_acquire() and start after its start_after.';
     END IF;
     UPDATE idgen.workers w
@@ -295,7 +307,9 @@ BEGIN
         RAISE EXCEPTION 'idgen.worker_release: worker id % was never leased', worker_id USING ERRCODE = '42704';
     END IF;
     IF r.code <> code OR r.lease <> coalesce(lease, r.lease) THEN
-        RAISE EXCEPTION 'idgen.worker_release: worker id % is leased by "%" (lease %), not by "%"', worker_id, r.code, r.lease, code
+        -- Never the holder's code or lease number: they are what proves a holder.
+        RAISE EXCEPTION 'idgen.worker_release: worker id % is not leased by "%"%', worker_id, code,
+                CASE WHEN lease IS NULL THEN '' ELSE format(' under lease %s', lease) END
             USING ERRCODE = '55000', HINT = 'Only the holder gives a lease back; an expired one becomes free by itself.';
     END IF;
     IF r.released_at IS NOT NULL THEN

@@ -4,7 +4,7 @@
 #   ROWS=1000000 PGBENCH_SECONDS=5 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts)
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-PORT=54399
+PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
@@ -175,7 +175,7 @@ if part leases; then
 
   # Time for a node in lease mode to get its lease at start: from pg_ctl start returning to the
   # first snowflake_next() that works, against the same wait for SELECT 1 (the baseline).
-  NODE_PORT=54406
+  NODE_PORT=26406
   cluster_init bench_node $NODE_PORT "idgen.worker_id_source = lease" \
     "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$PORT dbname=postgres user=postgres'"
   cluster_start bench_node

@@ -9,7 +9,7 @@
 #   - the control: with the history file deleted, the same change hands out IDs below old ones;
 #   - a damaged mark or history file disables Snowflake IDs with a clear ERROR.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-PORT=54413
+PORT=26413
 cluster_init layout $PORT
 trap 'cluster_stop layout immediate' EXIT
 dir=$(cluster_dir layout)
@@ -43,6 +43,8 @@ cp "$history" "$WORK/layout.history.before"
 restart_with pg_idgen
 err=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -v VERBOSITY=verbose -c "SELECT snowflake_next()" 2>&1 || true)
 check "back to a later epoch: snowflake_next() is refused with 55000" grep -q '^ERROR:  55000: snowflake IDs are disabled: idgen.layout changed from' <<<"$err"
+check "the ERROR names the presets as the operator wrote them" grep -q 'idgen.layout changed from "twitter" to "pg_idgen"' <<<"$err"
+check "the server log has it as a WARNING" grep -q 'WARNING:  pg_idgen: idgen.layout changed from "twitter" to "pg_idgen"' "$dir/server.log"
 check "the ERROR says why and what to do" eq \
   "$(grep -c 'stay below IDs made before until\|HINT:  Set idgen.layout back to the layout of the "current" line' <<<"$err")" 2
 check "the server and the other generators stay up" eq \

@@ -3,17 +3,19 @@
 # two holders share a worker id.
 #   - 32 clients x 20 acquisitions at once, nothing released: 640 distinct ids, no error;
 #   - 32 clients acquiring and releasing in a loop: every (worker id, lease number) is unique and
-#     each id's lease numbers run 1..n without a gap, so no acquisition was lost or doubled;
+#     each id's last lease is the largest handed out, so no acquisition was lost or doubled;
+#   - another client (idgen_client) learns no holder's code or lease number from errors, and
+#     cannot renew or release a live lease by guessing them;
 #   - 40 clients at once on a range of 16 ids: exactly 16 win, 24 get 53000 naming the count;
 #   - 100 ids being claimed by acquirers slow to commit: the next acquirer skips them;
 #   - a holder killed without release: its id comes back only after ttl + grace, and the next
 #     holder is told to start after the killed holder's last reported time.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-PORT=54400
+PORT=26400
 OUT="$WORK/leases.out"
 cluster_init leases $PORT "max_connections = 120" "idgen.worker_lease_grace = '1s'"
 cluster_start leases
-trap 'cluster_stop leases immediate' EXIT
+trap 'cluster_stop leases immediate; cluster_stop lease_node immediate' EXIT
 rm -rf "$OUT" && mkdir -p "$OUT"
 q $PORT "CREATE EXTENSION pg_idgen"
 psqlc() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t "$@"; }
@@ -47,9 +49,51 @@ check "acquire/release loop: 960 cycles, no error" eq "$(wc -l <"$OUT/cycles") $
 show_errors "$OUT"/loop.*.err
 check "acquire/release loop: every release found its own lease" eq "$(grep -vc '|true$' "$OUT/cycles")" 0
 check "acquire/release loop: (worker id, lease) pairs are unique" eq "$(cut -d'|' -f1,2 "$OUT/cycles" | sort | uniq -d | wc -l)" 0
-check "acquire/release loop: each id's leases run 1..n (none lost or doubled)" eq \
-  "$(awk -F'|' '{ n[$1]++; if ($2 > m[$1]) m[$1] = $2 } END { for (k in n) if (n[k] != m[k]) bad++; print bad + 0 }' "$OUT/cycles")" 0
+check "acquire/release loop: each id's last lease in the table is the largest one handed out (none lost)" eq \
+  "$(awk -F'|' '{ if ($2 > m[$1]) m[$1] = $2 } END { for (k in m) print k "|" m[k] }' "$OUT/cycles" | sort)" \
+  "$(q $PORT "SELECT worker_id || '|' || lease FROM idgen.workers WHERE worker_id BETWEEN 0 AND 47" | sort)"
 check "acquire/release loop: the ids stayed within 0..47" eq "$(awk -F'|' '$1 < 0 || $1 > 47' "$OUT/cycles" | wc -l)" 0
+
+# Another client cannot take over a live lease: errors name no holder's code or lease number,
+# lease numbers are not small counters one could guess, and a release needs the holder's.
+held=$(q $PORT "SELECT lease FROM idgen.worker_acquire('10.0.0.7:8080#victim', '5 min', 4000, 4000)")
+q $PORT "CREATE ROLE intruder LOGIN IN ROLE idgen_client" >/dev/null
+as_intruder() { psql -h 127.0.0.1 -p $PORT -U intruder -d postgres -X -q -A -t -v VERBOSITY=verbose -c "$1" 2>&1 || true; }
+leak=$(as_intruder "SELECT idgen.worker_heartbeat(4000, 'guess')"; as_intruder "SELECT idgen.worker_release(4000, 'guess')";
+       as_intruder "SELECT idgen.worker_heartbeat(4000, 'guess', NULL, 1)"; as_intruder "SELECT idgen.worker_release(4000, 'guess', NULL, 1)")
+check "intruder: the errors were refusals (55000)" eq "$(grep -c '^ERROR:  55000' <<<"$leak")" 4
+check "intruder: no error names the holder's code or lease number" eq "$(grep -c "victim\|$held" <<<"$leak")" 0
+check "intruder: lease numbers are no small counter (the first one here is $held)" test "$held" -gt 1000
+check "intruder: the holder's code with a guessed lease number is refused" grep -q '^ERROR:  55000' \
+  <<<"$(as_intruder "SELECT idgen.worker_release(4000, '10.0.0.7:8080#victim', NULL, 1)")"
+check "intruder: the lease is still held, and the id not handed out" eq \
+  "$(q $PORT "SELECT state FROM idgen.worker_leases WHERE worker_id = 4000")|$(as_intruder "SELECT worker_id FROM idgen.worker_acquire('intruder', '1 min', 4000, 4000)" | grep -c 53000)" "held|1"
+check "the holder renews with its lease number" eq \
+  "$(q $PORT "SELECT idgen.worker_heartbeat(4000, '10.0.0.7:8080#victim', NULL, $held) > now()")" t
+
+# What a lease-mode node tells its roles (idgen.worker_status): its code and the keeper's last
+# error, which names the coordinator's host, port and user only to those who may read
+# idgen.worker_lease_conninfo.
+NODE=26444
+cluster_init lease_node $NODE "idgen.worker_id_source = lease" "idgen.worker_lease_ttl = '3s'" \
+  "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$PORT dbname=postgres user=no_such_role'"
+cluster_start lease_node
+q $NODE "CREATE EXTENSION pg_idgen; CREATE ROLE plain LOGIN" >/dev/null
+for _ in $(seq 1 50); do [ "$(q $NODE "SELECT failures > 0 FROM idgen.worker_status")" = t ] && break; sleep 0.1; done
+check "refused login: worker_status shows the state, the code and the keeper's error" eq \
+  "$(q $NODE "SELECT state, code IS NOT NULL, last_error LIKE '%no_such_role%' FROM idgen.worker_status")" "acquiring|t|t"
+as_plain() { psql -h 127.0.0.1 -p $NODE -U plain -d postgres -X -q -A -t -v VERBOSITY=verbose -c "$1" 2>&1 || true; }
+seen=$(as_plain "SELECT last_error FROM idgen.worker_status"; as_plain "SELECT snowflake_next()")
+check "refused login: a plain role sees neither the coordinator's host, port nor user" eq \
+  "$(grep -c "127.0.0.1\|$PORT\|no_such_role" <<<"$seen")|$(grep -c 'not shown' <<<"$seen")" "0|2"
+cluster_stop lease_node
+as_pg sed -i "s/user=no_such_role/user=postgres/" "$(cluster_dir lease_node)/postgresql.conf"
+cluster_start lease_node
+for _ in $(seq 1 50); do q $NODE "SELECT snowflake_next()" >/dev/null 2>&1 && break; sleep 0.1; done
+check "holding a lease: worker_status shows its code, as the coordinator has it" eq \
+  "$(q $NODE "SELECT state, code FROM idgen.worker_status")" \
+  "leased|$(q $PORT "SELECT code FROM idgen.workers WHERE released_at IS NULL AND code LIKE 'pg_idgen:%'")"
+cluster_stop lease_node immediate
 
 # Exhaustion: 40 clients at once on 16 ids.
 for c in $(seq 1 40); do

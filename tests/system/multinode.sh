@@ -12,11 +12,11 @@
 #     ttl + grace, and that holder starts after B's last ID;
 #   - the time a node takes to get its lease at start.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-COORD=54401
-A=54402
-B=54403
-C=54404
-AGG=54405
+COORD=26401
+A=26402
+B=26403
+C=26404
+AGG=26405
 TTL_S=3
 SECONDS=0
 phase() { echo "  ($SECONDS s) $*"; }

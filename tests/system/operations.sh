@@ -11,10 +11,10 @@
 #   - a restore by the database owner (not a superuser): idgen's rows need an administrator; the
 #     paths our messages point to (restore them, or create the type again) repeat no ID.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-A=54409
-B=54410
-P=54411
-S=54412
+A=26409
+B=26410
+P=26411
+S=26412
 OUT="$WORK/operations.out"
 SECONDS=0
 phase() { echo "  ($SECONDS s) $*"; }

@@ -8,8 +8,8 @@
 # (Control, run by hand with the check in origin.rs disabled: the new cluster hands out IDs below
 # the old cluster's last one at once, and 6 checks fail.)
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-OLD=54437
-NEW=54438
+OLD=26437
+NEW=26438
 trap 'cluster_stop pu_old immediate; cluster_stop pu_new immediate' EXIT
 cluster_init pu_old $OLD "idgen.layout = 'js_safe'"
 cluster_start pu_old

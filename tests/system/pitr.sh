@@ -5,8 +5,8 @@
 # IDs, as PostgreSQL's own sequences would be; idgen.segment_advance(margin) moves every type past
 # them, and Snowflake IDs are above them anyway (time moved on).
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-P=54440
-R=54441
+P=26440
+R=26441
 ARCH="$WORK/pitr.archive"
 OUT="$WORK/pitr.out"
 as_pg rm -rf "$ARCH" && as_pg mkdir -p "$ARCH"

@@ -14,10 +14,10 @@
 #   - 12 databases at once with room for 2 allocators: callers wait for a worker slot;
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-PORT=54396
-A=54397
-B=54398
-SLOTS=54442
+PORT=26396
+A=26397
+B=26398
+SLOTS=26442
 OUT="$WORK/segments.out"
 cluster_init seg $PORT "max_connections = 120" "idgen.segment_step_target = 0"
 cluster_start seg

@@ -4,8 +4,8 @@
 # even though the standby's clock is 30 s behind and the primary issued IDs after the base backup
 # (only the WAL-logged mark can tell the standby about those).
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-P=54394
-S=54395
+P=26394
+S=26395
 CLOCK="$WORK/standby.faketime"
 cluster_init sb_primary $P "idgen.worker_id = 5" "wal_level = replica" "max_wal_senders = 5"
 cluster_start sb_primary

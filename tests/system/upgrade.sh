@@ -8,7 +8,7 @@
 #     version: members, function definitions, views, columns, constraints, indexes, comments,
 #     privileges and the tables pg_dump keeps.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-PORT=54408
+PORT=26408
 EXTDIR="$("$PG_CONFIG" --sharedir)/extension"
 NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)
 cluster_init upgrade $PORT

@@ -32,6 +32,9 @@ SELECT * FROM id_decode(1, 'twitter time=50');
 SELECT * FROM id_decode(1, NULL);
 SELECT id_from_timestamp('infinity');
 SELECT id_from_timestamp('2300-01-01', 'twitter');
+-- A finite ID whose time lies beyond PostgreSQL's timestamps is 22003, never infinity.
+SELECT id_timestamp(9223372036854775807, 'unit=day time=40 worker=0 sequence=23');
+SELECT * FROM id_decode(1, 'twitter epoch=9223372036854775807');
 SELECT snowflake_next_batch(0);
 SELECT snowflake_next_batch(-1);
 SELECT snowflake_next_batch(NULL);
@@ -41,4 +44,13 @@ SELECT snowflake_next_batch(10000001);
 -- Generators work and agree with the decoders.
 SELECT count(*) AS n, count(DISTINCT id) AS distinct_n FROM snowflake_next_batch(50000) id;
 SELECT (SELECT worker_id FROM id_decode(snowflake_next())) = current_setting('idgen.worker_id')::bigint AS worker_ok;
+-- id_decode: one row for a NULL ID (all NULL), so a LATERAL join keeps its rows; ROWS 1.
+SELECT v.x, d.id, d.ts, d.layout FROM (VALUES (NULL::bigint), (1)) v(x)
+  CROSS JOIN LATERAL id_decode(v.x, 'twitter') d ORDER BY v.x NULLS FIRST;
+SELECT count(*) AS rows_for_null FROM id_decode(NULL);
+SELECT prorows FROM pg_proc WHERE proname = 'id_decode' ORDER BY pronargs;
+-- drift_ms is how far the logical clock runs ahead of the wall clock: 0 on an idle node, never
+-- negative (it used to fall below 0 as the last ID aged).
+SELECT pg_sleep(0.05);
+SELECT drift_ms = 0 AS idle_drift_is_zero FROM idgen.status;
 DROP EXTENSION pg_idgen;

@@ -4,27 +4,32 @@ CREATE EXTENSION pg_idgen;
 \set VERBOSITY default
 
 -- Fresh ids come in order; a new id has no earlier holder to start after.
-SELECT worker_id, lease, start_after IS NULL AS fresh,
+SELECT worker_id, lease > 0 AS has_lease, start_after IS NULL AS fresh,
        expires_at BETWEEN now() + interval '59 s' AND now() + interval '61 s' AS ttl_60s
   FROM idgen.worker_acquire('10.0.0.1:8080#a4:5e:60:b2:1c:01');
-SELECT worker_id, lease FROM idgen.worker_acquire('10.0.0.2:8080#a4:5e:60:b2:1c:02');
+SELECT worker_id FROM idgen.worker_acquire('10.0.0.2:8080#a4:5e:60:b2:1c:02');
+SELECT lease AS first_lease FROM idgen.workers WHERE worker_id = 0 \gset
 
 -- A live lease is never handed out again, not even to its own code: that code gets another id.
 SELECT worker_id FROM idgen.worker_acquire('10.0.0.1:8080#a4:5e:60:b2:1c:01');
 
--- Release, then the same code gets its old id back first (PriorityEqualCodeWorkId), with the
--- next lease number, told to start after the release.
+-- Release, then the same code gets its old id back first (PriorityEqualCodeWorkId), with a
+-- larger lease number (by a random step: only the holder knows it), told to start after the
+-- release.
 SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01') AS released;
 SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01') AS released_again;
 SELECT worker_id FROM idgen.worker_acquire('another code');
-SELECT worker_id, lease, start_after IS NOT NULL AND start_after <= clock_timestamp() AS starts_after_release
+SELECT worker_id, lease - :first_lease BETWEEN 1 AND 1099511627776 AS grew_by_a_random_step,
+       start_after IS NOT NULL AND start_after <= clock_timestamp() AS starts_after_release
   FROM idgen.worker_acquire('10.0.0.1:8080#a4:5e:60:b2:1c:01');
+SELECT lease AS second_lease FROM idgen.workers WHERE worker_id = 0 \gset
 
 -- Heartbeats renew and carry last_ts; a stale lease number (fencing) or another code is refused.
 SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', clock_timestamp()) > clock_timestamp() AS renewed;
-SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => 2) IS NOT NULL AS renewed_with_lease;
+SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :second_lease) IS NOT NULL AS renewed_with_lease;
+-- No error names another holder's code or lease number (they prove a holder).
 \set VERBOSITY terse
-SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => 1);
+SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :first_lease);
 SELECT idgen.worker_heartbeat(0, 'someone else');
 SELECT idgen.worker_heartbeat(999, 'nobody');
 \set VERBOSITY default
@@ -48,13 +53,13 @@ SELECT worker_id FROM idgen.worker_acquire('successor', '1 second', 200, 200);
 \set VERBOSITY default
 SELECT state FROM idgen.worker_leases WHERE worker_id = 200;
 SELECT pg_sleep(0.6);
-SELECT worker_id, lease,
+SELECT worker_id, lease > 0 AS has_lease,
        start_after >= (SELECT last_ts FROM idgen.workers WHERE worker_id = 200) AS after_old_holder
   FROM idgen.worker_acquire('successor', '1 second', 200, 200);
 RESET idgen.worker_lease_grace;
 
 -- The table and the view.
-SELECT worker_id, code, state, lease FROM idgen.worker_leases ORDER BY worker_id;
+SELECT worker_id, code, state FROM idgen.worker_leases ORDER BY worker_id;
 SELECT count(*) AS rows_in_table FROM idgen.workers;
 
 -- Bad arguments: each an ERROR with its SQLSTATE.
