@@ -10,6 +10,7 @@ use pgrx::PgSqlErrorCode;
 
 use crate::core::layout::{Field, Layout};
 use crate::errors::{invalid, out_of_range, IdError, OrRaise};
+use crate::gucs;
 use crate::snowflake::node;
 
 /// Milliseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
@@ -75,6 +76,35 @@ type Decoded = (
     name!(layout, Option<String>),
 );
 
+thread_local! {
+    /// The start of the statement that last warned of an ID from the future (one warning per
+    /// statement, not per row).
+    static WARNED_AT: std::cell::Cell<i64> = const { std::cell::Cell::new(i64::MIN) };
+}
+
+/// An ID's time as decoded with `layout`. A time later than this node's clock can allow
+/// (`idgen.max_drift` plus a minute for other nodes' clocks) means the ID was most likely made with
+/// another layout: a WARNING says so, once per statement.
+fn decoded_ts(id: i64, layout: &Layout, tick: u64) -> TimestampWithTimeZone {
+    let ms = layout.ms_of_tick(tick);
+    // Out of PostgreSQL's range is an ERROR (22003) before anything is said of it.
+    let ts = ts_of_ms(ms);
+    let now = crate::snowflake::now_ms();
+    let allowed = gucs::MAX_DRIFT_MS.get() as i64 + 60_000;
+    if ms.saturating_sub(now) > allowed {
+        // SAFETY: reads this backend's statement start time.
+        let statement = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };
+        if WARNED_AT.replace(statement) != statement {
+            pgrx::warning!(
+                "ID {id} decodes with layout {} to {}, later than this node's clock allows: was it made with another layout?",
+                layout.label(),
+                crate::core::civil::format_utc_ms(ms)
+            );
+        }
+    }
+    ts
+}
+
 fn decode_row(id: Option<i64>, layout: &Layout) -> Decoded {
     let Some(id) = id else {
         return (None, None, None, None, None, None, None, None);
@@ -83,7 +113,7 @@ fn decode_row(id: Option<i64>, layout: &Layout) -> Decoded {
     let has = |f: Field| layout.bits(f) > 0;
     (
         Some(id),
-        Some(ts_of_ms(layout.ms_of_tick(d.tick))),
+        Some(decoded_ts(id, layout, d.tick)),
         has(Field::Worker).then_some(d.worker as i64),
         Some(d.sequence as i64),
         has(Field::Datacenter).then_some(d.datacenter as i64),
@@ -141,15 +171,16 @@ fn id_decode_with(
 fn id_timestamp(id: i64) -> TimestampWithTimeZone {
     let l = &node().layout;
     let d = l.unpack(id).map_err(invalid).or_raise();
-    ts_of_ms(l.ms_of_tick(d.tick))
+    decoded_ts(id, l, d.tick)
 }
 
 /// The time inside an ID, with a named layout.
 #[pg_extern(immutable, parallel_safe, name = "id_timestamp")]
 fn id_timestamp_with(id: Option<i64>, layout: Option<&str>) -> Option<TimestampWithTimeZone> {
     let l = layout_named(layout).or_raise();
-    let d = l.unpack(id?).map_err(invalid).or_raise();
-    Some(ts_of_ms(l.ms_of_tick(d.tick)))
+    let id = id?;
+    let d = l.unpack(id).map_err(invalid).or_raise();
+    Some(decoded_ts(id, &l, d.tick))
 }
 
 fn min_id_at(ts: TimestampWithTimeZone, l: &Layout) -> i64 {
@@ -245,9 +276,20 @@ mod tests {
             Spi::get_one::<i64>("SELECT id_from_timestamp(NULL::timestamptz, 'twitter')").unwrap(),
             None
         );
+        // One row, all NULL: a LATERAL join over a NULL ID keeps its row.
         assert_eq!(
-            Spi::get_one::<i64>("SELECT count(*) FROM id_decode(NULL::bigint, 'twitter')").unwrap(),
-            Some(0)
+            Spi::get_one::<i64>(
+                "SELECT count(*) FROM id_decode(NULL::bigint, 'twitter') d WHERE d.id IS NULL AND d.ts IS NULL"
+            )
+            .unwrap(),
+            Some(1)
+        );
+        assert_eq!(
+            Spi::get_one::<i64>(
+                "SELECT count(*) FROM id_decode(NULL::bigint) d WHERE d.layout IS NULL"
+            )
+            .unwrap(),
+            Some(1)
         );
     }
 }

@@ -449,9 +449,7 @@ mod tests {
         );
     }
 
-    #[pg_test(
-        error = "idgen.worker_release: worker id 4 is leased by \"app-4\" (lease 3), not by \"app-4\""
-    )]
+    #[pg_test(error = "idgen.worker_release: worker id 4 is not leased by \"app-4\" under lease 2")]
     fn release_with_a_stale_lease_number_is_refused() {
         holder(4, "held");
         Spi::run("SELECT idgen.worker_release(4, 'app-4', lease => 2)").unwrap();

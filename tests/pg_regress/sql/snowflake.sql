@@ -49,6 +49,11 @@ SELECT v.x, d.id, d.ts, d.layout FROM (VALUES (NULL::bigint), (1)) v(x)
   CROSS JOIN LATERAL id_decode(v.x, 'twitter') d ORDER BY v.x NULLS FIRST;
 SELECT count(*) AS rows_for_null FROM id_decode(NULL);
 SELECT prorows FROM pg_proc WHERE proname = 'id_decode' ORDER BY pronargs;
+-- Decoding with the wrong layout is not silent: a tweet's ID decoded with this node's layout lies
+-- years ahead of the clock, and a WARNING says so (once per statement, not per row).
+SELECT count(d.ts) AS decoded FROM generate_series(0, 2) g, id_decode(1212092628029698048 + g) d;
+SELECT extract(year FROM ts) AS tweet_year FROM id_decode(1212092628029698048, 'twitter');
+SELECT id_timestamp(snowflake_next()) <= clock_timestamp() + interval '1 minute' AS own_id_no_warning;
 -- drift_ms is how far the logical clock runs ahead of the wall clock: 0 on an idle node, never
 -- negative (it used to fall below 0 as the last ID aged).
 SELECT pg_sleep(0.05);
