@@ -45,7 +45,9 @@ pub fn log_mark(reserved_until_ms: i64) -> u64 {
     // lives until XLogInsert has copied it.
     unsafe {
         pg_sys::XLogBeginInsert();
-        pg_sys::XLogRegisterData(bytes.as_mut_ptr() as *mut c_char, bytes.len() as i32);
+        // (The parameter types differ between PostgreSQL versions: char * and int in 15, const
+        // void * and uint32 from 16 on.)
+        pg_sys::XLogRegisterData(bytes.as_mut_ptr() as _, bytes.len() as _);
         let lsn = pg_sys::XLogInsert(rmgr_id(), XLOG_IDGEN_MARK);
         pg_sys::XLogFlush(lsn);
         lsn

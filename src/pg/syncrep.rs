@@ -8,13 +8,18 @@
 
 use pgrx::pg_sys;
 
-/// Whether synchronous standbys are configured now (synchronous_standby_names, as the checkpointer
-/// last published it to all processes).
+/// Whether synchronous standbys are configured (this process's synchronous_standby_names).
+///
+/// Not the flag the checkpointer publishes in WalSndCtl: its byte changed meaning within major
+/// versions (16.2's headers have a bool `sync_standbys_defined`, 15.20's the bits
+/// `sync_standbys_status`), so a build against newer headers would read "not defined" on an
+/// older minor release of the same major version, and never wait. The setting is the same in every minor release. While the checkpointer
+/// has not yet published a change, a wait may last until it has, as a commit's would.
 fn sync_standbys_defined() -> bool {
-    // SAFETY: WalSndCtl is set up in shared memory before any backend runs; a one-byte read.
+    // SAFETY: a GUC string variable of this process, NULL or NUL-terminated.
     unsafe {
-        let ctl = pg_sys::WalSndCtl;
-        !ctl.is_null() && (*ctl).sync_standbys_status & pg_sys::SYNC_STANDBY_DEFINED as u8 != 0
+        let names = pg_sys::SyncRepStandbyNames;
+        !names.is_null() && *names != 0
     }
 }
 

@@ -259,11 +259,21 @@ fn segment_next_batch(biz_type: Option<&str>, n: Option<i32>) -> SetOfIterator<'
     SetOfIterator::new(ids)
 }
 
+/// This backend's slot among all processes (a request cell per slot).
+fn my_proc_number() -> usize {
+    // SAFETY: set for every backend before it runs a query.
+    #[cfg(any(feature = "pg15", feature = "pg16"))]
+    let n = unsafe { (*pg_sys::MyProc).pgprocno };
+    // SAFETY: as above; PGPROC.pgprocno became the global MyProcNumber in 17.
+    #[cfg(not(any(feature = "pg15", feature = "pg16")))]
+    let n = unsafe { pg_sys::MyProcNumber };
+    n as usize
+}
+
 /// A whole committed range for a client that hands IDs out itself (tinyid-client).
 fn alloc_range(key: &Key, name: &str) -> Range {
     refuse_on_standby();
-    // SAFETY: MyProc is this backend's PGPROC.
-    let me = unsafe { (*pg_sys::MyProc).pgprocno } as usize;
+    let me = my_proc_number();
     let Some(cell) = cache::requests().get(me) else {
         not_ready("this process cannot allocate segment ranges").raise()
     };
