@@ -1,8 +1,12 @@
 # The two commands of the README, and the benchmark.
+#   make test         every supported PostgreSQL: the whole suite on 15, the version-sensitive
+#                     parts on 16 and 18 (tests/all_versions.sh); one summary line at the end
+#   make test PG=18   the whole suite on that PostgreSQL only (tests/all.sh)
+#   make run PG=16    the demo on that PostgreSQL (15 by default)
 .PHONY: run test bench
 run:   ## build, install, start a throwaway cluster and show pg_idgen in psql
 	bash tests/demo.sh
 test:  ## every test layer, ending with "summary: N passed, N failed"
-	bash tests/all.sh
+	if [ -n "$(PG)" ]; then bash tests/all.sh; else bash tests/all_versions.sh; fi
 bench: ## ratios against baselines measured in the same run
 	bash tests/bench/bench.sh

@@ -4,13 +4,25 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-export PGRX_HOME="$REPO/pgrx-config"
-PGBIN=/usr/lib/postgresql/15/bin
-PG_CONFIG=$PGBIN/pg_config
 WORK=${PG_IDGEN_WORK:-/var/tmp/pg_idgen}
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
+# The PostgreSQL to build for and test against: PG=15 (default), 16 or 18 (tests/pg_versions.sh).
+source "$REPO/tests/pg_versions.sh"
+PG_CONFIG=$(pg_config_for "$PG")
+PGBIN=$("$PG_CONFIG" --bindir)
+PG_FEATURES="pg$PG"
+if [ "$PG" = 15 ]; then
+  export PGRX_HOME="$REPO/pgrx-config"
+else
+  # cargo-pgrx finds each PostgreSQL through its config.toml: one made for this version.
+  export PGRX_HOME="$PG_VERSIONS_DIR/pgrx-home-$PG"
+  if [ ! -s "$PGRX_HOME/config.toml" ]; then
+    $SUDO mkdir -p "$PGRX_HOME"
+    printf '[configs]\npg%s = "%s"\n' "$PG" "$PG_CONFIG" | $SUDO tee "$PGRX_HOME/config.toml" >/dev/null
+  fi
+fi
 
 log() { printf '==> %s\n' "$*" >&2; }
 

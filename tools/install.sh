@@ -28,7 +28,9 @@ SUDO=""
 if [ -z "$from" ]; then
   from=$(mktemp -d)
   trap 'rm -rf "$from"' EXIT
-  cargo pgrx package "${profile[@]}" --pg-config "$PG_CONFIG" --out-dir "$from" >&2
+  major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+  cargo pgrx package "${profile[@]}" --pg-config "$PG_CONFIG" --no-default-features --features "pg$major" \
+    --out-dir "$from" >&2
 fi
 [ -n "$(find "$from" -name '*.so' -print -quit)" ] || { echo "$0: no library under $from" >&2; exit 1; }
 (cd "$from" && find . -type f) | while read -r f; do

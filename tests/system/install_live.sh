@@ -15,7 +15,8 @@ q $PORT "CREATE EXTENSION pg_idgen; SELECT idgen.segment_create('t', step => 10)
          CREATE TABLE got (id bigint, seg bigint)" >/dev/null
 
 # A different build of the library: the debug profile.
-(cd "$REPO" && cargo pgrx package --debug --pg-config "$PG_CONFIG" --out-dir "$DEBUG_TREE") >/dev/null 2>&1
+(cd "$REPO" && cargo pgrx package --debug --pg-config "$PG_CONFIG" --no-default-features --features "$PG_FEATURES" \
+  --out-dir "$DEBUG_TREE") >/dev/null 2>&1
 check "a debug build differs from the installed one" not_grep -q . <(cmp -s "$LIB" "$(find "$DEBUG_TREE" -name pg_idgen.so)" && echo same)
 
 # Sessions and the workers busy while the library is replaced twice.

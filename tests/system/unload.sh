@@ -22,7 +22,7 @@ cluster_start unload 2>/dev/null && started=1
 check "without the library, recovery refuses to start" eq "$started" 0
 msg=$(grep -o '[A-Z]*:  resource manager with ID [0-9]* not registered' "$dir/server.log" | head -1)
 check "with the message the README quotes ($msg)" grep -qF "\`$msg\`" "$REPO/README.md"
-check "and PostgreSQL's hint, also quoted" grep -q 'Include the extension module that implements this resource manager in shared_preload_libraries' "$dir/server.log"
+check "and PostgreSQL's hint, also quoted" grep -q 'Include the extension module that implements this resource manager in "\?shared_preload_libraries"\?' "$dir/server.log"
 
 # The way out, as the README gives it.
 as_pg sed -i "s/^shared_preload_libraries = ''$/shared_preload_libraries = 'pg_idgen'/" "$dir/postgresql.conf"

@@ -11,8 +11,17 @@ SELECT pg_describe_object(d.classid, d.objid, 0) AS undocumented
  ORDER BY 1;
 SELECT count(*) > 15 AS has_members FROM pg_depend
  WHERE refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_idgen') AND deptype = 'e';
--- What \dx+ pg_idgen shows an operator: every object, each documented above.
-\dx+ pg_idgen
+-- What \dx+ pg_idgen shows an operator: every object, each documented above (without the row
+-- types of tables and views, which PostgreSQL 17 and later list too).
+SELECT pg_describe_object(d.classid, d.objid, 0) AS "Object description"
+  FROM pg_depend d
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_idgen')
+   AND d.deptype = 'e'
+   AND NOT EXISTS (SELECT 1 FROM pg_type t LEFT JOIN pg_type e ON e.oid = t.typelem
+                    WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid
+                      AND (t.typrelid <> 0 OR e.typrelid <> 0))
+ ORDER BY 1;
 -- ... and \dx its description.
 SELECT extname, obj_description(oid, 'pg_extension') AS description
   FROM pg_extension WHERE extname = 'pg_idgen';
