@@ -13,8 +13,9 @@ use pgrx::pg_sys;
 /// Not the flag the checkpointer publishes in WalSndCtl: its byte changed meaning within major
 /// versions (16.2's headers have a bool `sync_standbys_defined`, 15.20's the bits
 /// `sync_standbys_status`), so a build against newer headers would read "not defined" on an
-/// older minor release of the same major version, and never wait. The setting is the same in every minor release. While the checkpointer
-/// has not yet published a change, a wait may last until it has, as a commit's would.
+/// older minor release of the same major version, and never wait. The setting is the same in
+/// every minor release. While the checkpointer has not yet published a change, a wait may last
+/// until it has, as a commit's would.
 fn sync_standbys_defined() -> bool {
     // SAFETY: a GUC string variable of this process, NULL or NUL-terminated.
     unsafe {

@@ -240,10 +240,15 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
 /// drop does not wait for it (up to 5 s).
 pub fn leave(db: pg_sys::Oid) {
     let db = db.to_u32();
+    send_away(|a| a.db == db);
+}
+
+/// Tells the running allocators that `which` picks to leave, and wakes them.
+fn send_away(which: impl Fn(&AllocatorData) -> bool) {
     cache::allocators().with(|t| {
         for a in t
             .iter_mut()
-            .filter(|a| a.db == db && a.state == AllocatorState::Running)
+            .filter(|a| a.state == AllocatorState::Running && which(a))
         {
             a.state = AllocatorState::Leaving;
             // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
@@ -264,16 +269,7 @@ fn set_idle(db: u32, pid: i32, idle: bool) {
 /// No worker slot for `db`'s allocator: the idle allocators of other databases leave, so that a
 /// waiting caller's next try finds a slot (they start again when their databases need them).
 fn make_room(db: u32) {
-    cache::allocators().with(|t| {
-        for a in t
-            .iter_mut()
-            .filter(|a| a.db != db && a.idle && a.state == AllocatorState::Running)
-        {
-            a.state = AllocatorState::Leaving;
-            // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
-            unsafe { pg_sys::SetLatch(a.latch) };
-        }
-    });
+    send_away(|a| a.db != db && a.idle);
 }
 
 /// Whether this worker was told to leave (its database is being dropped, or its slot is needed).

@@ -376,10 +376,7 @@ fn check(model: LeaseModel) -> impl Checker<LeaseModel> {
 #[test]
 fn the_lease_handover_never_repeats_an_id() {
     let started = std::time::Instant::now();
-    let t_max = std::env::var("IDGEN_MODEL_T_MAX")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let t_max = super::t_max(5);
     let c = check(LeaseModel {
         ceiling: Ceiling::Product,
         t_max,

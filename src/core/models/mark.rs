@@ -307,10 +307,7 @@ fn product() -> MarkModel {
     MarkModel {
         confirm: true,
         rewrite: true,
-        t_max: std::env::var("IDGEN_MODEL_T_MAX")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4),
+        t_max: super::t_max(4).max(0) as u64,
         max_lives: 3,
     }
 }

@@ -13,6 +13,14 @@ use std::hash::Hash;
 
 use stateright::{Checker, Model};
 
+/// The bound of time of the models: `IDGEN_MODEL_T_MAX` (the README's larger runs), else `default`.
+fn t_max(default: i64) -> i64 {
+    std::env::var("IDGEN_MODEL_T_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The shortest path to a discovery of `property` (the checker's own search order gives a valid
 /// but often long one): explored again with a growing depth bound until it is within it.
 fn shortest<M>(model: impl Fn() -> M, property: &'static str) -> Vec<M::Action>

@@ -555,10 +555,7 @@ fn shortest_repeat(m: impl Fn() -> SegmentModel) -> Vec<Action> {
 /// crashes, ranges up to ID 10. `IDGEN_MODEL_T_MAX` (the larger runs of the README) of 6 or more
 /// takes ranges up to ID 14.
 fn product() -> SegmentModel {
-    let larger = std::env::var("IDGEN_MODEL_T_MAX")
-        .ok()
-        .and_then(|v| v.parse::<i64>().ok())
-        .is_some_and(|t| t >= 6);
+    let larger = super::t_max(0) >= 6;
     SegmentModel {
         limit: if larger { 14 } else { 10 },
         max_admin_ops: 4,
