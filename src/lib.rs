@@ -15,6 +15,7 @@ mod lease;
 mod msgid;
 mod origin;
 mod pg;
+mod roles;
 mod segment;
 mod shmem;
 mod snowflake;
@@ -53,6 +54,7 @@ pub extern "C-unwind" fn _PG_init() {
     worker::register();
     segment::init();
     lease::keeper::register();
+    roles::init();
 }
 
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);

@@ -2,6 +2,7 @@
 
 pub mod dropdb_hook;
 pub mod lwlock;
+pub mod privilege_hint;
 pub mod shared_text;
 pub mod spi_read;
 pub mod syncrep;

@@ -95,6 +95,23 @@ SELECT p.oid::regprocedure AS public_function
    AND has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
  ORDER BY p.oid::regprocedure::text;
 
+-- A refusal names the role to grant (PostgreSQL raises it before pg_idgen's code runs; the hint
+-- is added on its way to the client). Objects of the same name outside idgen get the same hint;
+-- other privilege errors none.
+SET ROLE idgen_test_plain;
+SELECT idgen.segment_create('x');
+SELECT count(*) FROM idgen.segment_status;
+DELETE FROM idgen.node_origins;
+SELECT * FROM idgen.worker_acquire('x');
+RESET ROLE;
+CREATE TABLE priv_own (id int);
+REVOKE ALL ON priv_own FROM PUBLIC;
+SET ROLE idgen_test_app;
+SELECT * FROM idgen.worker_leases;
+SELECT * FROM priv_own;
+RESET ROLE;
+DROP TABLE priv_own;
+
 DROP FUNCTION pg_temp.try(text);
 DROP EXTENSION pg_idgen;
 DROP ROLE idgen_test_plain, idgen_test_app, idgen_test_admin;

@@ -1,0 +1,142 @@
+//! The roles of pg_idgen (created by sql/finalize.sql): `idgen_client` leases worker ids and takes
+//! whole segment ranges, `idgen_admin` administers everything in the `idgen` schema. A plain
+//! role that calls one of their functions, or reads one of their tables or views, gets
+//! PostgreSQL's "permission denied" (42501) with a hint naming the role to grant.
+
+use crate::pg::privilege_hint;
+
+/// Objects in `idgen` that members of `idgen_client` (and `idgen_admin`) may use.
+const CLIENT: &[&str] = &[
+    "worker_acquire",
+    "worker_heartbeat",
+    "worker_release",
+    "segment_alloc",
+];
+
+/// Objects in `idgen` that only `idgen_admin` may use (or write, for `node_origins`, which
+/// everyone reads). The pg_test below checks this list against the catalog.
+const ADMIN: &[&str] = &[
+    // functions
+    "node_system_identifier",
+    "segment_advance",
+    "segment_alter",
+    "segment_cache",
+    "segment_create",
+    "segment_drop",
+    "segments_guard",
+    "segments_resume",
+    "segments_retire",
+    "snowflake_start_after",
+    "worker_free_at",
+    "worker_lease_lost",
+    "worker_lease_precheck",
+    "worker_start_after",
+    // tables and views
+    "node_origins",
+    "segments",
+    "segments_retired",
+    "workers",
+    "segment_status",
+    "worker_leases",
+];
+
+pub fn init() {
+    privilege_hint::on_permission_denied(hint_for);
+}
+
+/// The hint for a privilege error about `object`. PostgreSQL's message names the object without
+/// its schema, so the hint says which object it means.
+fn hint_for(object: &str) -> Option<String> {
+    let role = if CLIENT.contains(&object) {
+        "idgen_client (or idgen_admin)"
+    } else if ADMIN.contains(&object) {
+        "idgen_admin"
+    } else {
+        return None;
+    };
+    let grant = role.split(' ').next().unwrap_or(role);
+    Some(format!(
+        "pg_idgen's idgen.{object} is for members of {role}: a superuser grants it with GRANT {grant} TO <role>."
+    ))
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::{hint_for, ADMIN, CLIENT};
+    use pgrx::prelude::*;
+
+    /// Every object of the schema that PUBLIC may not use is in exactly the list of the role that
+    /// may, so no privilege error about one goes without its hint, and no hint names a wrong role.
+    #[pg_test]
+    fn the_lists_match_the_grants() {
+        let rows: Vec<(String, bool, bool, bool)> = Spi::connect(|c| {
+            c.select(
+                "SELECT p.proname::text,
+                        has_function_privilege('public', p.oid, 'EXECUTE'),
+                        has_function_privilege('idgen_client', p.oid, 'EXECUTE'),
+                        has_function_privilege('idgen_admin', p.oid, 'EXECUTE')
+                   FROM pg_proc p WHERE p.pronamespace = 'idgen'::regnamespace
+                 UNION ALL
+                 SELECT c.relname::text,
+                        -- a view is used by reading it, a table by writing it too
+                        has_table_privilege('public', c.oid, 'SELECT')
+                          AND (c.relkind = 'v' OR has_table_privilege('public', c.oid, 'INSERT')),
+                        has_table_privilege('idgen_client', c.oid, 'SELECT')
+                          AND (c.relkind = 'v' OR has_table_privilege('idgen_client', c.oid, 'INSERT')),
+                        has_table_privilege('idgen_admin', c.oid, 'SELECT')
+                          AND (c.relkind = 'v' OR has_table_privilege('idgen_admin', c.oid, 'INSERT'))
+                   FROM pg_class c
+                  WHERE c.relnamespace = 'idgen'::regnamespace AND c.relkind IN ('r', 'v')",
+                None,
+                &[],
+            )
+            .unwrap()
+            .map(|r| {
+                (
+                    r.get::<String>(1).unwrap().unwrap(),
+                    r.get::<bool>(2).unwrap().unwrap(),
+                    r.get::<bool>(3).unwrap().unwrap(),
+                    r.get::<bool>(4).unwrap().unwrap(),
+                )
+            })
+            .collect()
+        });
+        assert!(rows.len() > 20, "{rows:?}");
+        for (name, public, client, admin) in rows {
+            let expected = if public {
+                None
+            } else if client {
+                Some("idgen_client")
+            } else {
+                Some("idgen_admin")
+            };
+            assert!(admin, "idgen_admin may not use idgen.{name}");
+            let listed = if CLIENT.contains(&name.as_str()) {
+                Some("idgen_client")
+            } else if ADMIN.contains(&name.as_str()) {
+                Some("idgen_admin")
+            } else {
+                None
+            };
+            assert_eq!(listed, expected, "idgen.{name}");
+            assert_eq!(
+                hint_for(&name).is_some(),
+                expected.is_some(),
+                "idgen.{name}"
+            );
+        }
+    }
+
+    #[pg_test]
+    fn hints_name_the_role() {
+        assert_eq!(
+            hint_for("segment_create").as_deref(),
+            Some("pg_idgen's idgen.segment_create is for members of idgen_admin: a superuser grants it with GRANT idgen_admin TO <role>.")
+        );
+        assert!(hint_for("worker_acquire")
+            .unwrap()
+            .contains("GRANT idgen_client TO"));
+        assert_eq!(hint_for("my_own_table"), None);
+    }
+}
