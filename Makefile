@@ -1,12 +1,15 @@
 # The two commands of the README, and the benchmark.
 #   make test         every supported PostgreSQL: the whole suite on 15, the version-sensitive
-#                     parts on 16 and 18 (tests/all_versions.sh); one summary line at the end
+#                     parts on 16, 17 and 18 (tests/all_versions.sh); one summary line at the end
 #   make test PG=18   the whole suite on that PostgreSQL only (tests/all.sh)
 #   make run PG=16    the demo on that PostgreSQL (15 by default)
-.PHONY: run test bench
+#   make package PG=17  a Debian package for that PostgreSQL (15 by default), in target/debian
+.PHONY: run test bench package
 run:   ## build, install, start a throwaway cluster and show pg_idgen in psql
 	bash tests/demo.sh
 test:  ## every test layer, ending with "summary: N passed, N failed"
 	if [ -n "$(PG)" ]; then bash tests/all.sh; else bash tests/all_versions.sh; fi
 bench: ## ratios against baselines measured in the same run
 	bash tests/bench/bench.sh
+package: ## postgresql-N-pg-idgen_<version>_<arch>.deb for PG=N (tools/package.sh)
+	bash -c 'source tests/lib.sh && ensure_deps && bash tools/package.sh --pg-config "$$PG_CONFIG"'

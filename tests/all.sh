@@ -52,11 +52,7 @@ REGRESS_PORT=26390
 cluster_init regress $REGRESS_PORT
 cluster_start regress
 set +e
-(cd tests/pg_regress && rm -rf results && \
-  "$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress" \
-    --bindir="$PGBIN" --host=127.0.0.1 --port=$REGRESS_PORT --user=postgres \
-    --dbname=pg_idgen_regress --inputdir=. --outputdir=. \
-    $(cd sql && ls *.sql | sed 's/\.sql$//'))
+run_golden $REGRESS_PORT
 status=$?
 set -e
 n=$(ls tests/pg_regress/sql/*.sql | wc -l)

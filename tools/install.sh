@@ -29,6 +29,10 @@ if [ -z "$from" ]; then
   from=$(mktemp -d)
   trap 'rm -rf "$from"' EXIT
   major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+  case $major in
+    15 | 16 | 17 | 18) ;;
+    *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 18 are)" >&2; exit 2 ;;
+  esac
   cargo pgrx package "${profile[@]}" --pg-config "$PG_CONFIG" --no-default-features --features "pg$major" \
     --out-dir "$from" >&2
 fi

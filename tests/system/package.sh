@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The Debian package (make package PG=N, tools/package.sh): built for this run's PostgreSQL, with
+# PGDG's layout. On 15, where Debian's postgresql-15 is installed, it is installed as a user
+# would (apt install ./file.deb, after removing the source install), the golden files run against
+# it, and it is removed again; the source install is put back whatever happens.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=26445
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -1)
+arch=$(dpkg --print-architecture)
+name=postgresql-$PG-pg-idgen
+out=$(mktemp -d)
+chmod 755 "$out"
+
+deb=$(bash "$REPO/tools/package.sh" --pg-config "$PG_CONFIG" --out "$out")
+check "make package names it ${name}_${version}_$arch.deb" eq "$(basename "$deb")" "${name}_${version}_$arch.deb"
+files=$(dpkg-deb -c "$deb" | awk '{print $6}')
+check "the library in PGDG's pkglibdir" grep -qx "./usr/lib/postgresql/$PG/lib/pg_idgen.so" <<<"$files"
+check "the control file in PGDG's sharedir" grep -qx "./usr/share/postgresql/$PG/extension/pg_idgen.control" <<<"$files"
+check "the install script of $version" grep -qx "./usr/share/postgresql/$PG/extension/pg_idgen--$version.sql" <<<"$files"
+for up in "$REPO"/sql/pg_idgen--*--*.sql; do
+  check "the upgrade script $(basename "$up")" grep -qx "./usr/share/postgresql/$PG/extension/$(basename "$up")" <<<"$files"
+done
+check "nothing outside /usr/lib/postgresql/$PG, /usr/share/postgresql/$PG and its doc" \
+  not_grep -vE "^\./(usr/(lib|share)/postgresql/$PG/.*|usr/share/doc/$name/.*|usr/(.*/)?)$|^\./$" <<<"$files"
+check "it depends on postgresql-$PG" grep -q "^postgresql-$PG, libc6 " <<<"$(dpkg-deb -f "$deb" Depends)"
+
+if [ "$PG" != 15 ]; then
+  echo "  (installed only on 15: no Debian postgresql-$PG on this machine; built and inspected above)"
+  rm -rf "$out"
+  finish
+fi
+
+libdir=$("$PG_CONFIG" --pkglibdir)
+extdir=$("$PG_CONFIG" --sharedir)/extension
+restore() {
+  cluster_stop package immediate 2>/dev/null || true
+  if dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q "install ok installed"; then
+    $SUDO apt-get remove -y -qq "$name" >/dev/null 2>&1 || true
+  fi
+  install_extension >/dev/null 2>&1 || echo "  could not put the source install back" >&2
+  rm -rf "$out"
+}
+trap restore EXIT
+
+# A user who installed from source first removes that install, then installs the package.
+$SUDO rm -f "$libdir/pg_idgen.so" "$extdir"/pg_idgen.control "$extdir"/pg_idgen--*.sql
+check "the source install is gone" not_grep -q . <<<"$(ls "$libdir/pg_idgen.so" "$extdir"/pg_idgen* 2>/dev/null)"
+log "apt install ./$(basename "$deb")"
+status=0
+(cd "$out" && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "./$(basename "$deb")" >/dev/null 2>"$out/apt.err") || status=$?
+show_errors "$out/apt.err"
+check "apt install ./$(basename "$deb") succeeds" eq "$status" 0
+check "dpkg lists $name $version as installed" eq "$(dpkg-query -W -f='${Status} ${Version}' "$name")" "install ok installed $version"
+check "the package owns the library" grep -q "^$name: " <<<"$(dpkg -S "$libdir/pg_idgen.so" 2>&1)"
+
+cluster_init package $PORT
+cluster_start package
+status=0
+run_golden $PORT >"$out/golden.log" 2>&1 || status=$?
+check "the golden files pass against the package ($(grep -c '^ok\|\.\.\. ok' "$out/golden.log") ok)" eq "$status" 0
+[ "$status" -eq 0 ] || { tail -20 "$out/golden.log"; head -60 "$REPO/tests/pg_regress/regression.diffs" 2>/dev/null; }
+q $PORT "CREATE EXTENSION pg_idgen"
+check "the extension in the package is $version" eq "$(q $PORT "SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'")" "$version"
+check "and makes IDs" eq "$(q $PORT "SELECT count(DISTINCT snowflake_next()) FROM generate_series(1, 1000)")" 1000
+cluster_stop package
+
+$SUDO apt-get remove -y -qq "$name" >/dev/null 2>"$out/apt.err" || true
+show_errors "$out/apt.err"
+check "apt remove takes its files away" not_grep -q . <<<"$(ls "$libdir/pg_idgen.so" "$extdir"/pg_idgen* 2>/dev/null)"
+finish

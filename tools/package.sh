@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds a Debian package of pg_idgen for one PostgreSQL major, in the layout PGDG's extension
+# packages use, so that it installs next to a distribution's PostgreSQL:
+#   /usr/lib/postgresql/N/lib/pg_idgen.so
+#   /usr/share/postgresql/N/extension/pg_idgen.control, pg_idgen--*.sql (install and upgrades)
+#
+#   tools/package.sh --pg-config PATH [--out DIR]    build against that PostgreSQL's headers
+#   make package PG=N                               the same for PostgreSQL N (15, 16, 17, 18),
+#                                                   fetched as the tests do (tests/pg_versions.sh)
+#
+# Writes DIR/postgresql-N-pg-idgen_<version>_<arch>.deb (DIR: target/debian) and prints its path.
+# Install it with `apt install ./postgresql-N-pg-idgen_<version>_<arch>.deb`, then preload it
+# (shared_preload_libraries = 'pg_idgen') and restart the server.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+out=$PWD/target/debian
+while (($#)); do
+  case $1 in
+    --pg-config) PG_CONFIG=$2; shift ;;
+    --out) out=$2; shift ;;
+    *) echo "usage: $0 [--pg-config PATH] [--out DIR]" >&2; exit 2 ;;
+  esac
+  shift
+done
+export PGRX_HOME=${PGRX_HOME:-$PWD/pgrx-config}
+major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+case $major in
+  15 | 16 | 17 | 18) ;;
+  *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 18 are)" >&2; exit 2 ;;
+esac
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+arch=$(dpkg --print-architecture)
+name=postgresql-$major-pg-idgen
+
+tree=$(mktemp -d)
+root=$(mktemp -d)
+trap 'rm -rf "$tree" "$root"' EXIT
+cargo pgrx package --pg-config "$PG_CONFIG" --no-default-features --features "pg$major" --out-dir "$tree" >&2
+
+# Whatever prefix the build's pg_config has (a wheel's, a source build's), the package uses
+# PGDG's paths for major N.
+libdir=$root/usr/lib/postgresql/$major/lib
+extdir=$root/usr/share/postgresql/$major/extension
+mkdir -p "$libdir" "$extdir"
+find "$tree" -name 'pg_idgen.so' -exec install -m 755 {} "$libdir/" \;
+find "$tree" -path '*/extension/pg_idgen*' -type f -exec install -m 644 {} "$extdir/" \;
+[ -f "$libdir/pg_idgen.so" ] || { echo "$0: no pg_idgen.so in the build" >&2; exit 1; }
+[ -f "$extdir/pg_idgen--$version.sql" ] || { echo "$0: no pg_idgen--$version.sql in the build" >&2; exit 1; }
+# Upgrade scripts from every released version (cargo pgrx package copies only the install script).
+cp sql/pg_idgen--*--*.sql "$extdir/"
+chmod 644 "$extdir"/*
+strip --strip-unneeded "$libdir/pg_idgen.so"
+
+# The newest glibc symbol version the library needs is the libc6 it depends on.
+glibc=$(objdump -T "$libdir/pg_idgen.so" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)
+mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$name"
+install -m 644 README.md "$root/usr/share/doc/$name/README.md"
+printf 'pg_idgen %s, built for PostgreSQL %s (%s).\nLicense: Apache-2.0\n' \
+  "$version" "$major" "$("$PG_CONFIG" --version)" >"$root/usr/share/doc/$name/copyright"
+(cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
+cat >"$root/DEBIAN/control" <<EOF
+Package: $name
+Version: $version
+Architecture: $arch
+Maintainer: pg_idgen developers <pg_idgen@localhost>
+Depends: postgresql-$major, libc6 (>= $glibc)
+Section: database
+Priority: optional
+Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
+Description: distributed unique IDs for PostgreSQL $major
+ pg_idgen makes PostgreSQL the distributed ID service of its users: 64-bit,
+ time-ordered Snowflake IDs with configurable layouts from one shared-memory
+ generator per node, Leaf/Tinyid segment IDs per business type, 80-bit message
+ IDs, decoding and order-preserving text forms, and worker-id leases.
+ .
+ Preload it (shared_preload_libraries = 'pg_idgen'), restart, then
+ CREATE EXTENSION pg_idgen.
+EOF
+mkdir -p "$out"
+deb=$out/${name}_${version}_$arch.deb
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >&2
+echo "$deb"
