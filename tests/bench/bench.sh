@@ -39,11 +39,17 @@ sf=$(ns "snowflake_next()")
 row "per row: clock_timestamp() (baseline)" "${base_clock} ns" ""
 row "per row: nextval() (baseline)" "${base_seq} ns" ""
 row "per row: gen_random_uuid() (baseline)" "${base_uuid} ns" ""
+# PostgreSQL 18 has a built-in uuidv7() (time-ordered within one backend): the row to beat there.
+has_uuidv7=$(q $PORT "SELECT current_setting('server_version_num')::int >= 180000")
+if [ "$has_uuidv7" = t ]; then
+  base_v7=$(ns "uuidv7()")
+  row "per row: uuidv7() (baseline, built into PostgreSQL 18)" "${base_v7} ns" ""
+fi
 tps() { # tps CLIENTS SQL
   local f
   f=$(mktemp)
   echo "$2" >"$f"
-  pgbench -h 127.0.0.1 -p $PORT -U postgres -n -M prepared -T "$SECS" -c "$1" -j "$1" -f "$f" postgres 2>/dev/null |
+  "$PGBIN/pgbench" -h 127.0.0.1 -p $PORT -U postgres -n -M prepared -T "$SECS" -c "$1" -j "$1" -f "$f" postgres 2>/dev/null |
     sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
   rm -f "$f"
 }
@@ -52,6 +58,7 @@ if part snowflake; then
 row "per row: snowflake_next() vs clock_timestamp() [goal<=1.2]" "${sf} ns" "$(ratio "$sf" "$base_clock")"
 row "per row: snowflake_next() vs nextval() [goal<=0.9]" "" "$(ratio "$sf" "$base_seq")"
 row "per row: snowflake_next() vs gen_random_uuid() [goal<=0.3]" "" "$(ratio "$sf" "$base_uuid")"
+[ "$has_uuidv7" != t ] || row "per row: snowflake_next() vs uuidv7()" "" "$(ratio "$sf" "$base_v7")"
 
 # Sustained rate when demand exceeds the layout's capacity: hold the logical clock to the wall
 # clock (max_drift 0: at most one tick ahead) and ask for more than 4096 IDs per ms. The rows come
@@ -104,6 +111,12 @@ row "INSERT $INSERT_ROWS rows, bigserial key (baseline s)" "$t_serial" ""
 row "INSERT, DEFAULT snowflake_next() vs bigserial [goal<=1.1]" "$t_sf" "$(ratio "$t_sf" "$t_serial")"
 row "INSERT, DEFAULT gen_random_uuid() vs bigserial" "$t_uuid" "$(ratio "$t_uuid" "$t_serial")"
 row "index size: bigserial / snowflake / uuid" "$(size t_serial) / $(size t_sf) / $(size t_uuid)" ""
+if [ "$has_uuidv7" = t ]; then
+  t_v7=$(ins t_v7 "id uuid PRIMARY KEY DEFAULT uuidv7()")
+  row "INSERT, DEFAULT uuidv7() vs bigserial" "$t_v7" "$(ratio "$t_v7" "$t_serial")"
+  row "INSERT, DEFAULT snowflake_next() vs DEFAULT uuidv7()" "" "$(ratio "$t_sf" "$t_v7")"
+  row "index size: uuidv7" "$(size t_v7)" ""
+fi
 fi
 
 if part segments; then
