@@ -21,9 +21,9 @@ COMMENT ON FUNCTION id_from_timestamp(timestamptz) IS
   'The smallest ID of an instant with this node''s layout: WHERE id >= id_from_timestamp(now() - interval ''1 day'') is an index range scan.';
 COMMENT ON FUNCTION id_from_timestamp(timestamptz, text) IS
   'The smallest ID of an instant with a named layout or layout spec.';
-COMMENT ON FUNCTION idgen.layout_catalog() IS
+COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
   'Rows of the idgen.layouts view.';
-COMMENT ON FUNCTION idgen.node_status() IS
+COMMENT ON FUNCTION idgen_internal.node_status() IS
   'The row of the idgen.status view.';
 
 -- Segment mode (seed 002, Tinyid/Leaf).
@@ -41,13 +41,13 @@ COMMENT ON FUNCTION idgen.segment_alloc(text) IS
   'A whole range for a client that hands IDs out itself (tinyid-client): the IDs x with start_id < x <= end_id and x % delta = remainder. Committed before it is returned; never handed out twice.';
 COMMENT ON FUNCTION idgen.segment_advance(bigint, text) IS
   'Moves every business type (or one), and every retired one, margin IDs further: after a point-in-time recovery or the restore of an older backup, past the ranges committed after the recovery point, which the recovered idgen.segments no longer shows.';
-COMMENT ON FUNCTION idgen.segment_cache() IS
+COMMENT ON FUNCTION idgen_internal.segment_cache() IS
   'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
-COMMENT ON FUNCTION idgen.segments_guard() IS
+COMMENT ON FUNCTION idgen_internal.segments_guard() IS
   'Trigger function: refuses to move a business type''s max_id backwards.';
-COMMENT ON FUNCTION idgen.segments_retire() IS
+COMMENT ON FUNCTION idgen_internal.segments_retire() IS
   'Trigger function: remembers the highest ID of a business type deleted, renamed or truncated away from idgen.segments, in idgen.segments_retired.';
-COMMENT ON FUNCTION idgen.segments_resume() IS
+COMMENT ON FUNCTION idgen_internal.segments_resume() IS
   'Trigger function: a business type created (or renamed) under the name of a dropped one starts above the highest ID that one reached.';
 
 -- Message IDs (seed 000) and text forms.
@@ -71,15 +71,15 @@ COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zo
   'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
 COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS
   'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. Returns false if it was already released.';
-COMMENT ON FUNCTION idgen.worker_start_after(idgen.workers) IS
+COMMENT ON FUNCTION idgen_internal.worker_start_after(idgen.workers) IS
   'The time the next holder of a lease starts after: the holder''s last reported time, or for an expired lease its expiry plus idgen.worker_lease_grace.';
-COMMENT ON FUNCTION idgen.worker_lease_lost(idgen.workers, integer, text, bigint) IS
-  'Internal: why a holder''s heartbeat or release on a lease row fails, or NULL if the lease is still theirs.';
-COMMENT ON FUNCTION idgen.worker_lease_precheck(text) IS
-  'Internal: refuses a lease call inside a transaction block (a ROLLBACK would undo the lease while its holder uses it); returns this layout''s largest worker id.';
-COMMENT ON FUNCTION idgen.worker_lease_state() IS
+COMMENT ON FUNCTION idgen_internal.worker_lease_lost(idgen.workers, integer, text, bigint) IS
+  'Why a holder''s heartbeat or release on a lease row fails, or NULL if the lease is still theirs.';
+COMMENT ON FUNCTION idgen_internal.worker_lease_precheck(text) IS
+  'Refuses a lease call inside a transaction block (a ROLLBACK would undo the lease while its holder uses it); returns this layout''s largest worker id.';
+COMMENT ON FUNCTION idgen_internal.worker_lease_state() IS
   'This node''s worker id source and, in lease mode, its lease as the keeper reports it; read it through the view idgen.worker_status.';
-COMMENT ON FUNCTION idgen.worker_free_at(idgen.workers) IS
+COMMENT ON FUNCTION idgen_internal.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
   'Moves this node''s Snowflake and message-ID clocks past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
@@ -88,6 +88,129 @@ COMMENT ON FUNCTION idgen.node_system_identifier() IS
 
 COMMENT ON SCHEMA idgen IS
   'pg_idgen administration: segments, worker-id leases, status views. Generators and decoders are in the extension''s own schema.';
+COMMENT ON SCHEMA idgen_internal IS
+  'pg_idgen''s functions behind the idgen views and tables (set-returning functions, triggers, lease helpers): not for direct use.';
+
+-- Columns, for \d+ (each view's and table's columns say what they hold).
+COMMENT ON COLUMN idgen.layouts.name IS 'Preset name, or the spec of this node''s layout when it is no preset.';
+COMMENT ON COLUMN idgen.layouts.is_node_layout IS 'True for the layout this node generates with (idgen.layout); that row comes first.';
+COMMENT ON COLUMN idgen.layouts.unit IS 'Length of one tick of the time field: ms, s, min, hour, day, or a number of ms (10ms).';
+COMMENT ON COLUMN idgen.layouts.epoch IS 'The instant the time field counts from.';
+COMMENT ON COLUMN idgen.layouts.time_bits IS 'Bits of the time field (ticks since the epoch).';
+COMMENT ON COLUMN idgen.layouts.datacenter_bits IS 'Bits of the data-centre field (0 when the layout has none).';
+COMMENT ON COLUMN idgen.layouts.worker_bits IS 'Bits of the worker-id field.';
+COMMENT ON COLUMN idgen.layouts.rollback_bits IS 'Bits of the rollback flag (0 or 1), flipped by clock_policy = rollback_flag when the clock steps back.';
+COMMENT ON COLUMN idgen.layouts.sequence_bits IS 'Bits of the sequence within one tick.';
+COMMENT ON COLUMN idgen.layouts.reserved_bits IS 'Bits with a fixed value (0 to 5).';
+COMMENT ON COLUMN idgen.layouts.field_order IS 'The fields from the highest bits to the lowest, comma-separated.';
+COMMENT ON COLUMN idgen.layouts.ids_per_tick IS 'IDs one worker can make per tick (2^sequence_bits).';
+COMMENT ON COLUMN idgen.layouts.ids_per_second IS 'IDs one worker can make per second (its capacity).';
+COMMENT ON COLUMN idgen.layouts.years IS 'Years from the epoch until the time field runs out (for a wrapping layout, its cycle).';
+COMMENT ON COLUMN idgen.layouts.ends IS 'When the time field runs out; NULL when it wraps or lies beyond PostgreSQL''s timestamps.';
+COMMENT ON COLUMN idgen.layouts.js_safe IS 'True when every ID stays below 2^53, so JavaScript numbers (JSON.parse) hold it exactly.';
+COMMENT ON COLUMN idgen.layouts.can_generate IS 'True when a node could generate with it now (its time field has not run out and does not wrap).';
+COMMENT ON COLUMN idgen.layouts.description IS 'The layout in words: fields, capacity and range.';
+
+COMMENT ON COLUMN idgen.status.layout IS 'Name of this node''s layout (idgen.layout).';
+COMMENT ON COLUMN idgen.status.layout_spec IS 'The layout as written in idgen.layout.';
+COMMENT ON COLUMN idgen.status.worker_id IS 'The worker id in this node''s IDs; NULL in lease mode while no lease is held.';
+COMMENT ON COLUMN idgen.status.datacenter_id IS 'The data-centre id in this node''s IDs (idgen.datacenter_id), for layouts with that field.';
+COMMENT ON COLUMN idgen.status.worker_id_source IS 'Where the worker id comes from: the setting idgen.worker_id, or a lease from the coordinator (with its code).';
+COMMENT ON COLUMN idgen.status.clock_policy IS 'What happens when the clock steps back (idgen.clock_policy): continue (count on from the last ID), wait, error or rollback_flag.';
+COMMENT ON COLUMN idgen.status.max_drift_ms IS 'How far IDs may run ahead of the wall clock, in ms (idgen.max_drift).';
+COMMENT ON COLUMN idgen.status.last_id IS 'The last Snowflake ID this node made; NULL before the first.';
+COMMENT ON COLUMN idgen.status.last_id_time IS 'The time inside the last ID (start of its tick).';
+COMMENT ON COLUMN idgen.status.wall_clock IS 'The wall clock when the row was read.';
+COMMENT ON COLUMN idgen.status.drift_ms IS 'How far the logical clock runs ahead of the wall clock, in ms; 0 when it does not (never negative).';
+COMMENT ON COLUMN idgen.status.persisted_mark IS 'The durable (WAL-logged) high-water mark: after a crash or restart, IDs start above it. NULL before the first reservation.';
+COMMENT ON COLUMN idgen.status.ids_issued IS 'Snowflake IDs made since the server started.';
+COMMENT ON COLUMN idgen.status.overflow_waits IS 'Times a caller waited for the next tick because a tick''s sequence was used up and idgen.max_drift allowed no borrowing.';
+COMMENT ON COLUMN idgen.status.clock_behind_waits IS 'Times a caller waited for the wall clock to catch up after it stepped back (clock_policy = wait, or drift beyond idgen.max_drift).';
+COMMENT ON COLUMN idgen.status.clock_errors IS 'Times snowflake_next() raised an error because the clock stepped back (clock_policy = error).';
+COMMENT ON COLUMN idgen.status.backward_steps IS 'Times the wall clock was seen to step back.';
+COMMENT ON COLUMN idgen.status.largest_backward_step_ms IS 'The largest backward step of the wall clock seen, in ms.';
+COMMENT ON COLUMN idgen.status.rollback_flips IS 'Times the rollback flag was flipped (clock_policy = rollback_flag).';
+COMMENT ON COLUMN idgen.status.segment_cache_used IS 'Business types that hold a slot of the shared segment cache now, all databases together.';
+COMMENT ON COLUMN idgen.status.segment_cache_size IS 'Slots of the shared segment cache (idgen.segment_cache_size).';
+COMMENT ON COLUMN idgen.status.segment_evictions IS 'Idle business types evicted from the segment cache to make room.';
+COMMENT ON COLUMN idgen.status.problem IS 'Why this node cannot make IDs, or runs too far ahead of its clock; NULL when all is well. Alert on it.';
+
+COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id comes from: setting or lease.';
+COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
+COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held.';
+COMMENT ON COLUMN idgen.worker_status.code IS 'The code this node leases with (its holder name at the coordinator).';
+COMMENT ON COLUMN idgen.worker_status.lease IS 'The lease number (fencing token) of the lease held; visible to roles that may read idgen.worker_lease_conninfo.';
+COMMENT ON COLUMN idgen.worker_status.can_generate IS 'True when snowflake_next() can make IDs now.';
+COMMENT ON COLUMN idgen.worker_status.valid_for_ms IS 'How long the lease stays valid without another renewal, in ms, on this node''s monotonic clock.';
+COMMENT ON COLUMN idgen.worker_status.acquired_at IS 'When the lease held was acquired.';
+COMMENT ON COLUMN idgen.worker_status.expires_at IS 'The lease''s expiry as the coordinator last answered it.';
+COMMENT ON COLUMN idgen.worker_status.last_heartbeat IS 'When the lease was last renewed.';
+COMMENT ON COLUMN idgen.worker_status.start_after IS 'The time this node''s IDs start after, as the coordinator gave it with the lease.';
+COMMENT ON COLUMN idgen.worker_status.acquisitions IS 'Leases acquired since the server started.';
+COMMENT ON COLUMN idgen.worker_status.renewals IS 'Heartbeats that renewed the lease.';
+COMMENT ON COLUMN idgen.worker_status.failures IS 'Failed attempts to acquire or renew (coordinator unreachable, refused, lease lost).';
+COMMENT ON COLUMN idgen.worker_status.first_lease_ms IS 'Time from the keeper''s start to its first lease, in ms.';
+COMMENT ON COLUMN idgen.worker_status.last_error IS 'The keeper''s last error; hidden from roles that may not read idgen.worker_lease_conninfo.';
+
+COMMENT ON COLUMN idgen.worker_leases.worker_id IS 'The worker id.';
+COMMENT ON COLUMN idgen.worker_leases.code IS 'Its last holder''s code.';
+COMMENT ON COLUMN idgen.worker_leases.state IS 'held, grace (expired, not yet free: its holder may still be running), expired (free) or released (free).';
+COMMENT ON COLUMN idgen.worker_leases.lease IS 'The lease number (fencing token) of its last holder.';
+COMMENT ON COLUMN idgen.worker_leases.host IS 'The client address its last holder acquired it from.';
+COMMENT ON COLUMN idgen.worker_leases.pid IS 'The backend process id of its last holder''s acquire.';
+COMMENT ON COLUMN idgen.worker_leases.ttl IS 'How long the lease lasts without a renewal.';
+COMMENT ON COLUMN idgen.worker_leases.acquired_at IS 'When its last holder acquired it.';
+COMMENT ON COLUMN idgen.worker_leases.heartbeat_at IS 'Its last renewal.';
+COMMENT ON COLUMN idgen.worker_leases.expires_at IS 'When the lease expires without another renewal.';
+COMMENT ON COLUMN idgen.worker_leases.released_at IS 'When its holder released it; NULL while not released.';
+COMMENT ON COLUMN idgen.worker_leases.last_ts IS 'The time of the last ID its holder reported making.';
+COMMENT ON COLUMN idgen.worker_leases.next_start_after IS 'The time the next holder''s IDs must start after.';
+
+COMMENT ON COLUMN idgen.workers.worker_id IS 'The worker id.';
+COMMENT ON COLUMN idgen.workers.code IS 'Its last holder''s code (for a node in lease mode: idgen.worker_lease_code, by default its system identifier and port).';
+COMMENT ON COLUMN idgen.workers.host IS 'The client address its last holder acquired it from.';
+COMMENT ON COLUMN idgen.workers.pid IS 'The backend process id of its last holder''s acquire.';
+COMMENT ON COLUMN idgen.workers.lease IS 'The lease number: a fencing token, larger for each later holder by a random step; heartbeat and release take it as proof of the holder.';
+COMMENT ON COLUMN idgen.workers.ttl IS 'How long the lease lasts without a renewal.';
+COMMENT ON COLUMN idgen.workers.acquired_at IS 'When its last holder acquired it.';
+COMMENT ON COLUMN idgen.workers.heartbeat_at IS 'Its last renewal.';
+COMMENT ON COLUMN idgen.workers.expires_at IS 'When the lease expires without another renewal.';
+COMMENT ON COLUMN idgen.workers.released_at IS 'When its holder released it; NULL while not released.';
+COMMENT ON COLUMN idgen.workers.last_ts IS 'The time of the last ID its holder reported making: the next holder starts after it.';
+
+COMMENT ON COLUMN idgen.segments.biz_type IS 'The business type (1 to 63 bytes).';
+COMMENT ON COLUMN idgen.segments.max_id IS 'The highest ID of every range handed out so far (never moves back); the next range starts above it.';
+COMMENT ON COLUMN idgen.segments.step IS 'The size of a range, in the type''s number space (the next range''s, when changed).';
+COMMENT ON COLUMN idgen.segments.delta IS 'IDs of this database are = remainder (mod delta): the number of databases sharing the type.';
+COMMENT ON COLUMN idgen.segments.remainder IS 'This database''s share of the type (0 to delta - 1).';
+COMMENT ON COLUMN idgen.segments.version IS 'Ranges handed out so far (Tinyid''s optimistic-lock version).';
+COMMENT ON COLUMN idgen.segments.description IS 'Free text.';
+COMMENT ON COLUMN idgen.segments.created_at IS 'When the type was created.';
+COMMENT ON COLUMN idgen.segments.updated_at IS 'When its last range was handed out, or it was last changed.';
+
+COMMENT ON COLUMN idgen.segments_retired.biz_type IS 'The business type dropped, renamed away or truncated.';
+COMMENT ON COLUMN idgen.segments_retired.max_id IS 'The highest ID it had reached: created again, the type goes on above it.';
+COMMENT ON COLUMN idgen.segments_retired.retired_at IS 'When it was retired.';
+
+COMMENT ON COLUMN idgen.segment_status.biz_type IS 'The business type.';
+COMMENT ON COLUMN idgen.segment_status.max_id IS 'Its max_id in idgen.segments.';
+COMMENT ON COLUMN idgen.segment_status.configured_step IS 'Its step in idgen.segments.';
+COMMENT ON COLUMN idgen.segment_status.delta IS 'Its delta: IDs are = remainder (mod delta).';
+COMMENT ON COLUMN idgen.segment_status.remainder IS 'Its remainder.';
+COMMENT ON COLUMN idgen.segment_status.cached IS 'True when the shared cache holds ranges of it now.';
+COMMENT ON COLUMN idgen.segment_status.current_step IS 'The step in use, raised and lowered with demand (dynamic step), or the configured one.';
+COMMENT ON COLUMN idgen.segment_status.current_start IS 'The current range: IDs above current_start ...';
+COMMENT ON COLUMN idgen.segment_status.current_end IS '... up to current_end.';
+COMMENT ON COLUMN idgen.segment_status.current_next IS 'The next ID of the current range to hand out.';
+COMMENT ON COLUMN idgen.segment_status.next_start IS 'The range fetched ahead of need: IDs above next_start ...';
+COMMENT ON COLUMN idgen.segment_status.next_end IS '... up to next_end.';
+COMMENT ON COLUMN idgen.segment_status.ids_left IS 'IDs left in the cached ranges.';
+COMMENT ON COLUMN idgen.segment_status.refill IS 'The refill of the next range: idle, requested (no allocator has taken it yet) or inprogress (being committed).';
+COMMENT ON COLUMN idgen.segment_status.refills_ahead IS 'Refills committed before they were needed.';
+COMMENT ON COLUMN idgen.segment_status.refills_waited IS 'Refills a caller had to wait for; if it grows, raise the step or idgen.segment_prefetch.';
+COMMENT ON COLUMN idgen.segment_status.ids_issued IS 'IDs of the type handed out from the cache since the server started.';
+COMMENT ON COLUMN idgen.segment_status.last_refill_at IS 'When the last range was committed.';
+COMMENT ON COLUMN idgen.segment_status.description IS 'Its description in idgen.segments.';
 
 -- Privileges. Making and decoding IDs is for everyone who can connect. Administration (segments,
 -- leases, the idgen tables) is for members of idgen_admin. Leasing worker ids and taking whole
@@ -109,15 +232,15 @@ BEGIN
 END
 $roles$;
 
-GRANT USAGE ON SCHEMA idgen TO PUBLIC;
+GRANT USAGE ON SCHEMA idgen, idgen_internal TO PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA idgen FROM PUBLIC;
-REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen FROM PUBLIC;
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal FROM PUBLIC;
 
 -- Everyone: how this node makes IDs. (Every caller of snowflake_next() and msgid_next() reads
 -- idgen.node_origins once per session.)
 GRANT SELECT ON idgen.layouts, idgen.status, idgen.worker_status, idgen.node_origins TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen.layout_catalog(), idgen.node_status(), idgen.worker_lease_state()
-    TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_status(),
+    idgen_internal.worker_lease_state() TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.
@@ -126,8 +249,8 @@ GRANT EXECUTE ON FUNCTION idgen.worker_acquire(text, interval, integer, integer)
     idgen.worker_release(integer, text, timestamp with time zone, bigint),
     idgen.segment_alloc(text) TO idgen_client;
 
--- Administrators: everything in idgen.
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen TO idgen_admin;
+-- Administrators: everything in idgen (and the functions behind its views).
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal TO idgen_admin;
 -- (Deleting a row of idgen.segments_retired is how an administrator lets a dropped type's IDs be
 -- handed out again.)
 GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.segments_retired, idgen.workers TO idgen_admin;

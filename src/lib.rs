@@ -57,6 +57,13 @@ pub extern "C-unwind" fn _PG_init() {
     roles::init();
 }
 
+// Both schemas first, whatever order pgrx gives the rest: the SQL of an `idgen_internal` module
+// creates objects in `idgen` too, and nothing else makes pgrx create `idgen` before it.
+extension_sql!(
+    "CREATE SCHEMA IF NOT EXISTS idgen;\nCREATE SCHEMA IF NOT EXISTS idgen_internal;\n",
+    name = "schemas",
+    bootstrap
+);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 #[cfg(test)]

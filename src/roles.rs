@@ -14,23 +14,16 @@ const CLIENT: &[&str] = &[
 ];
 
 /// Objects in `idgen` that only `idgen_admin` may use (or write, for `node_origins`, which
-/// everyone reads). The pg_test below checks this list against the catalog.
+/// everyone reads). The pg_test below checks this list against the catalog. (The functions behind
+/// the views and tables live in `idgen_internal` and are not called by users.)
 const ADMIN: &[&str] = &[
     // functions
     "node_system_identifier",
     "segment_advance",
     "segment_alter",
-    "segment_cache",
     "segment_create",
     "segment_drop",
-    "segments_guard",
-    "segments_resume",
-    "segments_retire",
     "snowflake_start_after",
-    "worker_free_at",
-    "worker_lease_lost",
-    "worker_lease_precheck",
-    "worker_start_after",
     // tables and views
     "node_origins",
     "segments",
@@ -102,7 +95,7 @@ mod tests {
             })
             .collect()
         });
-        assert!(rows.len() > 20, "{rows:?}");
+        assert!(rows.len() > 15, "{rows:?}");
         for (name, public, client, admin) in rows {
             let expected = if public {
                 None

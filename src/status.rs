@@ -8,16 +8,68 @@ use pgrx::prelude::*;
 
 #[pg_schema]
 mod idgen {
+    use pgrx::prelude::*;
+    use pgrx::PgSqlErrorCode;
+
+    use crate::core::civil::format_utc_ms;
+    use crate::decode::ts_of_ms;
+    use crate::errors::{IdError, OrRaise};
+    use crate::gucs;
+    use crate::shmem;
+    use crate::snowflake::{node, now_ms};
+
+    /// Moves this node's Snowflake and message-ID clocks past `ts`, durably: after a restore onto
+    /// a new server, a move of a worker id between machines, or a clock set back for good.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
+        let ms = crate::decode::ms_of_ts(ts).or_raise();
+        let limit = now_ms() + gucs::MAX_DRIFT_MS.get() as i64;
+        if ms > limit {
+            crate::errors::invalid(format!(
+                "idgen.snowflake_start_after: {} is more than idgen.max_drift ({} ms) ahead of the clock",
+                format_utc_ms(ms),
+                gucs::MAX_DRIFT_MS.get()
+            ))
+            .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
+            .raise();
+        }
+        let shared = shmem::shared();
+        crate::snowflake::check_can_generate(shared);
+        crate::snowflake::raise_floor_to_ms(ms);
+        if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(ms) {
+            shared
+                .msgid
+                .raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
+        }
+        // Reserve now, so the new floor is durable before this returns.
+        let g = node();
+        let (counter, _) = shared.generator.last();
+        crate::snowflake::PgReserver(&g.layout)
+            .extend(&shared.generator, (counter >> g.seq_bits()) + 1, &|| None)
+            .map_err(|e| {
+                IdError::new(
+                    PgSqlErrorCode::ERRCODE_IO_ERROR,
+                    format!("could not persist the high-water mark: {e}"),
+                )
+            })
+            .or_raise();
+        // Every ID in this database, whichever system made it, is now below the next ones.
+        crate::origin::adopt();
+        ts_of_ms(g.layout.ms_of_tick((counter >> g.seq_bits()) + 1))
+    }
+}
+
+/// Behind the views: in `idgen_internal`, out of the way of `\df idgen.*`.
+#[pg_schema]
+mod idgen_internal {
     use std::sync::atomic::Ordering::Relaxed;
 
     use pgrx::prelude::*;
-    use pgrx::PgSqlErrorCode;
 
     use crate::core::civil::format_utc_ms;
     use crate::core::layout::{unit_name, Field, Layout};
     use crate::core::presets::PRESET_NAMES;
     use crate::decode::ts_of_ms;
-    use crate::errors::{IdError, OrRaise};
     use crate::gucs;
     use crate::shmem;
     use crate::snowflake::{node, now_ms, reserved_until_ms};
@@ -85,46 +137,6 @@ mod idgen {
             })
             .collect();
         TableIterator::new(rows)
-    }
-
-    /// Moves this node's Snowflake and message-ID clocks past `ts`, durably: after a restore onto
-    /// a new server, a move of a worker id between machines, or a clock set back for good.
-    #[pg_extern(volatile, parallel_unsafe)]
-    fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
-        let ms = crate::decode::ms_of_ts(ts).or_raise();
-        let limit = now_ms() + gucs::MAX_DRIFT_MS.get() as i64;
-        if ms > limit {
-            crate::errors::invalid(format!(
-                "idgen.snowflake_start_after: {} is more than idgen.max_drift ({} ms) ahead of the clock",
-                format_utc_ms(ms),
-                gucs::MAX_DRIFT_MS.get()
-            ))
-            .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
-            .raise();
-        }
-        let shared = shmem::shared();
-        crate::snowflake::check_can_generate(shared);
-        crate::snowflake::raise_floor_to_ms(ms);
-        if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(ms) {
-            shared
-                .msgid
-                .raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
-        }
-        // Reserve now, so the new floor is durable before this returns.
-        let g = node();
-        let (counter, _) = shared.generator.last();
-        crate::snowflake::PgReserver(&g.layout)
-            .extend(&shared.generator, (counter >> g.seq_bits()) + 1, &|| None)
-            .map_err(|e| {
-                IdError::new(
-                    PgSqlErrorCode::ERRCODE_IO_ERROR,
-                    format!("could not persist the high-water mark: {e}"),
-                )
-            })
-            .or_raise();
-        // Every ID in this database, whichever system made it, is now below the next ones.
-        crate::origin::adopt();
-        ts_of_ms(g.layout.ms_of_tick((counter >> g.seq_bits()) + 1))
     }
 
     /// This node's generator: layout, worker id, last ID, drift, durable mark, counters.
@@ -227,13 +239,13 @@ mod idgen {
 
 extension_sql!(
     r#"
-CREATE VIEW idgen.layouts AS SELECT * FROM idgen.layout_catalog();
-CREATE VIEW idgen.status AS SELECT * FROM idgen.node_status();
+CREATE VIEW idgen.layouts AS SELECT * FROM idgen_internal.layout_catalog();
+CREATE VIEW idgen.status AS SELECT * FROM idgen_internal.node_status();
 COMMENT ON VIEW idgen.layouts IS 'Named bit layouts for Snowflake IDs, this node''s first: unit, epoch, bits per field, capacity, years of range.';
 COMMENT ON VIEW idgen.status IS 'This node''s Snowflake generator: layout, worker id and its source, last ID, drift from the wall clock, durable mark, counters.';
 "#,
     name = "status_views",
-    requires = [idgen::layout_catalog, idgen::node_status],
+    requires = [idgen_internal::layout_catalog, idgen_internal::node_status],
 );
 
 #[cfg(any(test, feature = "pg_test"))]

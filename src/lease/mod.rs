@@ -159,7 +159,7 @@ pub fn node_worker(shared: &Shared) -> (Option<i32>, String) {
 }
 
 #[pg_schema]
-mod idgen {
+mod idgen_internal {
     use std::sync::atomic::Ordering::Relaxed;
 
     use pgrx::prelude::*;
@@ -246,9 +246,9 @@ mod idgen {
 
 extension_sql!(
     r#"
-CREATE VIEW idgen.worker_status AS SELECT * FROM idgen.worker_lease_state();
+CREATE VIEW idgen.worker_status AS SELECT * FROM idgen_internal.worker_lease_state();
 COMMENT ON VIEW idgen.worker_status IS 'Where this node''s worker id comes from; in lease mode: the lease, whether IDs can be made now, how long it stays valid without renewal, expiry at the coordinator, last heartbeat, the time IDs start after, counters and the keeper''s last error.';
 "#,
     name = "worker_status_view",
-    requires = [idgen::worker_lease_state],
+    requires = [idgen_internal::worker_lease_state],
 );

@@ -16,7 +16,7 @@
 use pgrx::prelude::*;
 
 #[pg_schema]
-mod idgen {
+mod idgen_internal {
     use pgrx::prelude::*;
     use pgrx::PgSqlErrorCode;
 
@@ -66,7 +66,7 @@ SELECT pg_catalog.pg_extension_config_dump('idgen.workers', '');
 -- When a lease may be handed out again. A released one at once. An expired one once its holder
 -- has surely stopped: its own deadline is its last renewal + ttl (even if expires_at was moved
 -- earlier by hand), and the grace period covers the clock difference between holder and here.
-CREATE FUNCTION idgen.worker_free_at(w idgen.workers) RETURNS timestamptz
+CREATE FUNCTION idgen_internal.worker_free_at(w idgen.workers) RETURNS timestamptz
 LANGUAGE sql STABLE AS $$
     SELECT CASE
         WHEN w.released_at IS NOT NULL THEN w.released_at
@@ -78,12 +78,12 @@ $$;
 -- When the next holder of a lease may start making IDs: after every ID of its previous holders.
 -- A released lease: after the holder's last reported time, or the release. An expired one: the
 -- holder may have gone on for a ttl after its last report, with its clock off by the grace period.
-CREATE FUNCTION idgen.worker_start_after(w idgen.workers) RETURNS timestamptz
+CREATE FUNCTION idgen_internal.worker_start_after(w idgen.workers) RETURNS timestamptz
 LANGUAGE sql STABLE AS $$
     SELECT CASE
         WHEN w.released_at IS NOT NULL THEN greatest(w.last_ts, w.released_at)
         ELSE greatest(w.last_ts + w.ttl + pg_catalog.current_setting('idgen.worker_lease_grace')::interval,
-                      idgen.worker_free_at(w))
+                      idgen_internal.worker_free_at(w))
     END
 $$;
 
@@ -114,7 +114,7 @@ DECLARE
     -- the holder knows its own, which is what heartbeat and release check.
     step bigint := ('x' || left(replace(gen_random_uuid()::text, '-', ''), 10))::bit(40)::bigint + 1;
 BEGIN
-    hi := idgen.worker_lease_precheck('worker_acquire');
+    hi := idgen_internal.worker_lease_precheck('worker_acquire');
     IF code IS NULL OR length(code) NOT BETWEEN 1 AND 255 THEN
         RAISE EXCEPTION 'idgen.worker_acquire: code must be 1 to 255 characters'
             USING ERRCODE = '22023', HINT = 'Use a name unique to the holder, e.g. ''10.0.0.7:8080#a4:5e:60:b2:1c:0f'' (ip:port#mac, seed 001).';
@@ -137,7 +137,7 @@ BEGIN
     -- 1. The id this code held before, if it is free (seed 001, PriorityEqualCodeWorkId).
     SELECT * INTO r FROM idgen.workers w
      WHERE w.code = code AND w.worker_id BETWEEN lo AND hi
-       AND idgen.worker_free_at(w) <= clock_timestamp()
+       AND idgen_internal.worker_free_at(w) <= clock_timestamp()
      ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
     -- 2. and 3., tried again while the range has an id never leased that others were claiming
     -- as we looked (a loser of a race must not be told "none is free" while one is).
@@ -201,8 +201,8 @@ BEGIN
         -- 3. The id that has been free the longest.
         SELECT * INTO r FROM idgen.workers w
          WHERE w.worker_id BETWEEN lo AND hi
-           AND idgen.worker_free_at(w) <= clock_timestamp()
-         ORDER BY idgen.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+           AND idgen_internal.worker_free_at(w) <= clock_timestamp()
+         ORDER BY idgen_internal.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
         -- Nothing free: true when every id of the range has a row; otherwise another acquirer
         -- holds the advisory lock of each id not yet leased, and may yet roll back.
         EXIT attempts WHEN r.worker_id IS NULL
@@ -211,7 +211,7 @@ BEGIN
     IF r.worker_id IS NULL THEN
         SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
                count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at <= clock_timestamp()),
-               min(idgen.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
+               min(idgen_internal.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
                count(*)
           INTO n_held, n_grace, soonest, n_rows
           FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
@@ -227,7 +227,7 @@ BEGIN
         RAISE EXCEPTION 'worker id % has been leased too many times: its lease numbers are used up', r.worker_id
             USING ERRCODE = '22003', HINT = 'Lease another id (min_id/max_id), or retire this one.';
     END IF;
-    start_after := idgen.worker_start_after(r);
+    start_after := idgen_internal.worker_start_after(r);
     UPDATE idgen.workers w
        SET code = code, host = coalesce(host(inet_client_addr()), 'local'), pid = pg_backend_pid(),
            lease = w.lease + step, ttl = ttl, acquired_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
@@ -238,7 +238,7 @@ END
 $$;
 
 -- Why a holder's call on a lease fails; NULL when `r` is that holder's live lease.
-CREATE FUNCTION idgen.worker_lease_lost(r idgen.workers, worker_id integer, code text, lease bigint)
+CREATE FUNCTION idgen_internal.worker_lease_lost(r idgen.workers, worker_id integer, code text, lease bigint)
 RETURNS text LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     SELECT CASE
         WHEN r.worker_id IS NULL THEN format('worker id %s was never leased', worker_id)
@@ -258,7 +258,7 @@ DECLARE
     lost text;
     expiry timestamptz;
 BEGIN
-    PERFORM idgen.worker_lease_precheck('worker_heartbeat');
+    PERFORM idgen_internal.worker_lease_precheck('worker_heartbeat');
     IF worker_id IS NULL OR code IS NULL THEN
         RAISE EXCEPTION 'idgen.worker_heartbeat: worker_id and code must not be NULL' USING ERRCODE = '22004';
     END IF;
@@ -270,7 +270,7 @@ BEGIN
         PERFORM set_config('synchronous_commit', 'local', true);
     END IF;
     SELECT * INTO r FROM idgen.workers w WHERE w.worker_id = worker_id FOR UPDATE;
-    lost := idgen.worker_lease_lost(r, worker_id, code, lease);
+    lost := idgen_internal.worker_lease_lost(r, worker_id, code, lease);
     IF lost IS NOT NULL THEN
         RAISE EXCEPTION 'lease lost: %', lost
             USING ERRCODE = '55000',
@@ -325,15 +325,15 @@ CREATE VIEW idgen.worker_leases AS
 SELECT w.worker_id, w.code,
        CASE WHEN w.released_at IS NOT NULL THEN 'released'
             WHEN w.expires_at > clock_timestamp() THEN 'held'
-            WHEN idgen.worker_free_at(w) > clock_timestamp() THEN 'grace'
+            WHEN idgen_internal.worker_free_at(w) > clock_timestamp() THEN 'grace'
             ELSE 'expired' END AS state,
        w.lease, w.host, w.pid, w.ttl, w.acquired_at, w.heartbeat_at, w.expires_at, w.released_at, w.last_ts,
-       idgen.worker_start_after(w) AS next_start_after
+       idgen_internal.worker_start_after(w) AS next_start_after
 FROM idgen.workers w ORDER BY w.worker_id;
 COMMENT ON VIEW idgen.worker_leases IS 'The lease of each worker id ever leased from this database: held, grace (expired, not yet reusable), expired or released, and the time its next holder starts after.';
 "#,
     name = "workers_table",
-    requires = [idgen::worker_lease_precheck],
+    requires = [idgen_internal::worker_lease_precheck],
 );
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -375,13 +375,13 @@ mod tests {
     fn a_released_lease_starts_after_the_holders_last_time_or_the_release() {
         holder(1, "released");
         let ok = one::<bool>(
-            "SELECT idgen.worker_start_after(w) = w.released_at FROM idgen.workers w WHERE worker_id = 1",
+            "SELECT idgen_internal.worker_start_after(w) = w.released_at FROM idgen.workers w WHERE worker_id = 1",
         );
         assert_eq!(ok, Some(true), "last_ts is older than the release");
         Spi::run("UPDATE idgen.workers SET last_ts = now() + interval '3 s' WHERE worker_id = 1")
             .unwrap();
         let ok = one::<bool>(
-            "SELECT idgen.worker_start_after(w) = w.last_ts FROM idgen.workers w WHERE worker_id = 1",
+            "SELECT idgen_internal.worker_start_after(w) = w.last_ts FROM idgen.workers w WHERE worker_id = 1",
         );
         assert_eq!(ok, Some(true), "a holder clock ahead of ours is believed");
     }
@@ -391,7 +391,7 @@ mod tests {
         holder(2, "expired");
         Spi::run("SET LOCAL idgen.worker_lease_grace = '4s'").unwrap();
         let ok = one::<bool>(
-            "SELECT idgen.worker_start_after(w) = w.expires_at + interval '4 s' FROM idgen.workers w WHERE worker_id = 2",
+            "SELECT idgen_internal.worker_start_after(w) = w.expires_at + interval '4 s' FROM idgen.workers w WHERE worker_id = 2",
         );
         assert_eq!(ok, Some(true));
         // A holder whose last ID was ahead of its heartbeat may have gone on that far ahead
@@ -401,7 +401,7 @@ mod tests {
         )
         .unwrap();
         let ok = one::<bool>(
-            "SELECT idgen.worker_start_after(w) = w.expires_at + interval '14 s' FROM idgen.workers w WHERE worker_id = 2",
+            "SELECT idgen_internal.worker_start_after(w) = w.expires_at + interval '14 s' FROM idgen.workers w WHERE worker_id = 2",
         );
         assert_eq!(ok, Some(true));
         let state = one::<String>("SELECT state FROM idgen.worker_leases WHERE worker_id = 2");
@@ -419,8 +419,8 @@ mod tests {
         )
         .unwrap();
         let (free, after) = Spi::get_two::<bool, bool>(
-            "SELECT idgen.worker_free_at(w) = w.heartbeat_at + w.ttl + interval '2 s',
-                    idgen.worker_start_after(w) = w.heartbeat_at + w.ttl + interval '2 s'
+            "SELECT idgen_internal.worker_free_at(w) = w.heartbeat_at + w.ttl + interval '2 s',
+                    idgen_internal.worker_start_after(w) = w.heartbeat_at + w.ttl + interval '2 s'
                FROM idgen.workers w WHERE worker_id = 5",
         )
         .unwrap();

@@ -101,9 +101,8 @@ mod idgen {
     use pgrx::PgSqlErrorCode;
 
     use crate::core::segment::check_settings;
-    use crate::decode::ts_of_ms;
     use crate::errors::{invalid, out_of_range, IdError};
-    use crate::segment::{alloc_range, cache_rows, forget, key_of, reset_step, unknown_type};
+    use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type};
 
     fn required<T>(func: &str, arg: &str, v: Option<T>) -> T {
         v.unwrap_or_else(|| {
@@ -270,6 +269,16 @@ mod idgen {
         ))
     }
 
+}
+
+/// Behind `idgen.segment_status`: in `idgen_internal`, out of the way of `\df idgen.*`.
+#[pg_schema]
+mod idgen_internal {
+    use pgrx::prelude::*;
+
+    use crate::decode::ts_of_ms;
+    use crate::segment::cache_rows;
+
     /// What this database's business types hold in the shared cache.
     #[pg_extern(volatile, parallel_safe)]
     fn segment_cache() -> TableIterator<
@@ -333,7 +342,7 @@ CREATE TABLE idgen.segments (
 COMMENT ON TABLE idgen.segments IS 'Segment mode (Tinyid/Leaf, seed 002): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
 
 -- max_id only moves forward: moving it back would hand out IDs again.
-CREATE FUNCTION idgen.segments_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+CREATE FUNCTION idgen_internal.segments_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 BEGIN
     IF NEW.max_id < OLD.max_id THEN
         RAISE EXCEPTION 'max_id of business type "%" cannot move backwards (from % to %)', OLD.biz_type, OLD.max_id, NEW.max_id
@@ -343,7 +352,7 @@ BEGIN
     RETURN NEW;
 END $$;
 CREATE TRIGGER segments_max_id_forward BEFORE UPDATE OF max_id ON idgen.segments
-    FOR EACH ROW EXECUTE FUNCTION idgen.segments_guard();
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.segments_guard();
 
 -- pg_dump keeps the rows, so IDs after a restore continue above what was handed out.
 SELECT pg_catalog.pg_extension_config_dump('idgen.segments', '');
@@ -359,7 +368,7 @@ CREATE TABLE idgen.segments_retired (
 COMMENT ON TABLE idgen.segments_retired IS 'Business types dropped (or renamed away) from idgen.segments, with the highest ID each had reached: a type created again under the name goes on above it. Deleting a row here allows that type''s IDs to be handed out again.';
 SELECT pg_catalog.pg_extension_config_dump('idgen.segments_retired', '');
 
-CREATE FUNCTION idgen.segments_retire() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+CREATE FUNCTION idgen_internal.segments_retire() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 BEGIN
     IF TG_OP = 'TRUNCATE' THEN
         INSERT INTO idgen.segments_retired AS r (biz_type, max_id)
@@ -372,11 +381,11 @@ BEGIN
     RETURN NULL;
 END $$;
 CREATE TRIGGER segments_retire AFTER DELETE OR UPDATE OF biz_type ON idgen.segments
-    FOR EACH ROW EXECUTE FUNCTION idgen.segments_retire();
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.segments_retire();
 CREATE TRIGGER segments_retire_all BEFORE TRUNCATE ON idgen.segments
-    FOR EACH STATEMENT EXECUTE FUNCTION idgen.segments_retire();
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.segments_retire();
 
-CREATE FUNCTION idgen.segments_resume() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+CREATE FUNCTION idgen_internal.segments_resume() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
     m bigint;
 BEGIN
@@ -401,7 +410,7 @@ BEGIN
     RETURN NEW;
 END $$;
 CREATE TRIGGER segments_resume BEFORE INSERT OR UPDATE OF biz_type ON idgen.segments
-    FOR EACH ROW EXECUTE FUNCTION idgen.segments_resume();
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.segments_resume();
 
 CREATE VIEW idgen.segment_status AS
 SELECT s.biz_type, s.max_id, s.step AS configured_step, s.delta, s.remainder,
@@ -410,7 +419,7 @@ SELECT s.biz_type, s.max_id, s.step AS configured_step, s.delta, s.remainder,
        COALESCE(c.ids_left, 0) AS ids_left, COALESCE(c.refill, 'idle') AS refill,
        COALESCE(c.refills_ahead, 0) AS refills_ahead, COALESCE(c.refills_waited, 0) AS refills_waited,
        COALESCE(c.ids_issued, 0) AS ids_issued, c.last_refill_at, s.description
-FROM idgen.segments s LEFT JOIN idgen.segment_cache() c ON c.biz_type = s.biz_type
+FROM idgen.segments s LEFT JOIN idgen_internal.segment_cache() c ON c.biz_type = s.biz_type
 ORDER BY s.biz_type;
 COMMENT ON VIEW idgen.segment_status IS 'Per business type: its row in idgen.segments and what the shared cache holds (current and next range, IDs left, step in use, refills done ahead of need and refills a caller waited for).';
 
@@ -456,7 +465,7 @@ BEGIN
 END $$;
 "#,
     name = "segments_table",
-    requires = [idgen::segment_cache],
+    requires = [idgen_internal::segment_cache],
 );
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -5,8 +5,8 @@
 #   - the data is kept and IDs go on without a repeat (segments above max_id, Snowflake above);
 #   - what 0.2.0 added works (leases, privileges);
 #   - the upgraded extension is the same, object for object, as a fresh install of the new
-#     version: members, function definitions, views, columns, constraints, indexes, comments,
-#     privileges and the tables pg_dump keeps.
+#     version: members, function definitions, views, columns (with their comments), constraints,
+#     indexes, comments, privileges and the tables pg_dump keeps.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26408
 EXTDIR="$("$PG_CONFIG" --sharedir)/extension"
@@ -54,7 +54,8 @@ SELECT 'relation ' || c.oid::regclass || ' ' || c.relkind::text || ' acl=' || co
        || ' comment=' || md5(coalesce(obj_description(c.oid, 'pg_class'), '-'))
        || ' view=' || coalesce(md5(pg_get_viewdef(c.oid)), '-')
        || ' columns=' || coalesce((SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull
-                                  || ':' || coalesce(pg_get_expr(d.adbin, d.adrelid), ''), ',' ORDER BY a.attnum)
+                                  || ':' || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+                                  || ':' || md5(coalesce(col_description(a.attrelid, a.attnum), '-')), ',' ORDER BY a.attnum)
                                   FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
                                   WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '-')
        || ' constraints=' || coalesce((SELECT string_agg(pg_get_constraintdef(k.oid), ',' ORDER BY pg_get_constraintdef(k.oid))
@@ -68,7 +69,7 @@ UNION ALL
 SELECT 'dumped ' || string_agg(x::regclass::text, ',' ORDER BY x::regclass::text)
   FROM pg_extension, unnest(extconfig) x WHERE extname = 'pg_idgen'
 UNION ALL
-SELECT 'schema idgen acl=' || coalesce(nspacl::text, '-') || ' comment=' || md5(coalesce(obj_description(oid, 'pg_namespace'), '-')) FROM pg_namespace WHERE nspname = 'idgen'
+SELECT 'schema ' || nspname || ' acl=' || coalesce(nspacl::text, '-') || ' comment=' || md5(coalesce(obj_description(oid, 'pg_namespace'), '-')) FROM pg_namespace WHERE nspname IN ('idgen', 'idgen_internal')
 ORDER BY 1"
 }
 describe old >"$WORK/upgrade.old"

@@ -41,9 +41,9 @@ SELECT t, pg_temp.try(format('INSERT INTO %s DEFAULT VALUES', t)) AS ins,
 -- ... nor call an administration function, nor read the admin views.
 SELECT f, pg_temp.try('SELECT ' || f) AS result FROM unnest(ARRAY[
     $$idgen.segment_create('x')$$, $$idgen.segment_alter('priv', 10)$$, $$idgen.segment_drop('priv')$$,
-    $$idgen.segment_alloc('priv')$$, $$idgen.segment_cache()$$,
+    $$idgen.segment_alloc('priv')$$, $$idgen_internal.segment_cache()$$,
     $$idgen.worker_acquire('x')$$, $$idgen.worker_heartbeat(0, 'x')$$, $$idgen.worker_release(0, 'x')$$,
-    $$idgen.worker_lease_precheck('x')$$,
+    $$idgen_internal.worker_lease_precheck('x')$$,
     $$count(*) FROM idgen.segment_status$$, $$count(*) FROM idgen.worker_leases$$]) f;
 RESET ROLE;
 
@@ -89,9 +89,10 @@ SELECT p.oid::regprocedure AS security_definer_function,
    AND d.deptype = 'e' AND d.classid = 'pg_proc'::regclass AND p.prosecdef
  ORDER BY p.oid::regprocedure::text;
 
--- What PUBLIC may execute in schema idgen: the status functions, nothing else.
+-- What PUBLIC may execute in schemas idgen and idgen_internal: the functions behind the status
+-- views, nothing else.
 SELECT p.oid::regprocedure AS public_function
-  FROM pg_proc p WHERE p.pronamespace = 'idgen'::regnamespace
+  FROM pg_proc p WHERE p.pronamespace IN ('idgen'::regnamespace, 'idgen_internal'::regnamespace)
    AND has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
  ORDER BY p.oid::regprocedure::text;
 
