@@ -268,7 +268,6 @@ mod idgen {
             r.count(),
         ))
     }
-
 }
 
 /// Behind `idgen.segment_status`: in `idgen_internal`, out of the way of `\df idgen.*`.
