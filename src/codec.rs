@@ -4,8 +4,8 @@
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::core::codec::{decode, encode, Base, DecodeError, BASES};
 use crate::errors::{invalid, IdError};
+use pg_idgen_core::codec::{decode, encode, Base, DecodeError, BASES};
 
 fn base_of(name: &str) -> Base {
     Base::parse(name).unwrap_or_else(|| {

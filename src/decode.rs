@@ -8,40 +8,12 @@
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::core::layout::{Field, Layout};
 use crate::errors::{invalid, out_of_range, IdError, OrRaise};
 use crate::gucs;
 use crate::snowflake::node;
+use pg_idgen_core::layout::{Field, Layout};
 
-/// Milliseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
-const PG_EPOCH_MS: i64 = 946_684_800_000;
-
-pub fn ts_of_ms(ms: i64) -> TimestampWithTimeZone {
-    let out = || {
-        out_of_range(format!(
-            "{ms} ms since 1970 is outside PostgreSQL's timestamp range"
-        ))
-    };
-    // Checked, never saturated: i64::MIN and i64::MAX microseconds are PostgreSQL's -infinity
-    // and infinity, which no finite ID may decode to.
-    let us = ms
-        .checked_sub(PG_EPOCH_MS)
-        .and_then(|d| d.checked_mul(1000))
-        .filter(|us| *us != i64::MIN && *us != i64::MAX)
-        .unwrap_or_else(|| out().raise());
-    TimestampWithTimeZone::try_from(us)
-        .ok()
-        .filter(|ts| ts.is_finite())
-        .unwrap_or_else(|| out().raise())
-}
-
-pub(crate) fn ms_of_ts(ts: TimestampWithTimeZone) -> Result<i64, IdError> {
-    if !ts.is_finite() {
-        return Err(out_of_range("infinite timestamps have no ID"));
-    }
-    let us: i64 = ts.into();
-    Ok(us.div_euclid(1000) + PG_EPOCH_MS)
-}
+use crate::pg::time::{ms_of_ts, ts_of_ms};
 
 /// A layout by name (a preset, or a full spec string like `idgen.layout` takes).
 pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
@@ -89,7 +61,7 @@ fn decoded_ts(id: i64, layout: &Layout, tick: u64) -> TimestampWithTimeZone {
     let ms = layout.ms_of_tick(tick);
     // Out of PostgreSQL's range is an ERROR (22003) before anything is said of it.
     let ts = ts_of_ms(ms);
-    let now = crate::snowflake::now_ms();
+    let now = crate::pg::time::now_ms();
     let allowed = gucs::MAX_DRIFT_MS.get() as i64 + 60_000;
     if ms.saturating_sub(now) > allowed {
         // SAFETY: reads this backend's statement start time.
@@ -98,7 +70,7 @@ fn decoded_ts(id: i64, layout: &Layout, tick: u64) -> TimestampWithTimeZone {
             pgrx::warning!(
                 "ID {id} decodes with layout {} to {}, later than this node's clock allows: was it made with another layout?",
                 layout.label(),
-                crate::core::civil::format_utc_ms(ms)
+                pg_idgen_core::civil::format_utc_ms(ms)
             );
         }
     }

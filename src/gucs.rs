@@ -4,7 +4,7 @@ use std::ffi::CStr;
 
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
 
-use crate::core::generator::ClockPolicy;
+use pg_idgen_core::generator::ClockPolicy;
 
 /// Postmaster: the node's layout, a preset name with optional `key=value` overrides.
 pub static LAYOUT: GucSetting<Option<std::ffi::CString>> =

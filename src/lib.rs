@@ -7,7 +7,6 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 mod codec;
-pub mod core;
 mod decode;
 mod errors;
 mod gucs;

@@ -15,14 +15,14 @@ use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::core::generator::{ClockPolicy, Generator};
-use crate::core::layout::Layout;
-use crate::core::msgid::{self as format, MsgId};
-use crate::decode::ts_of_ms;
 use crate::errors::{invalid, out_of_range, IdError};
 use crate::gucs::{self, ClockSettings};
+use crate::pg::time::{ms_of_ts, ts_of_ms};
 use crate::shmem;
 use crate::snowflake::{check_can_generate, to_id_error, warn_step, PgClock, PgReserver};
+use pg_idgen_core::generator::{ClockPolicy, Generator};
+use pg_idgen_core::layout::Layout;
+use pg_idgen_core::msgid::{self as format, MsgId};
 
 static LAYOUT: OnceCell<Layout> = OnceCell::new();
 
@@ -153,12 +153,12 @@ fn msgid_session_hash(session_id: &str) -> i32 {
 /// The smallest message ID of an instant: `WHERE msgid >= msgid_from_timestamp(...)`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn msgid_from_timestamp(ts: TimestampWithTimeZone) -> String {
-    let ms = crate::decode::ms_of_ts(ts).unwrap_or_else(|e| e.raise());
+    let ms = ms_of_ts(ts).unwrap_or_else(|e| e.raise());
     let max = (1i64 << format::TIME_BITS) - 1;
     if ms > max {
         out_of_range(format!(
             "{} is past the last millisecond message IDs can hold (42 bits from 1970, until 2109)",
-            crate::core::civil::format_utc_ms(ms)
+            pg_idgen_core::civil::format_utc_ms(ms)
         ))
         .raise();
     }
@@ -183,7 +183,7 @@ mod tests {
             row,
             (
                 Some(7),
-                Some(crate::core::msgid::session_hash("group:42") as i32),
+                Some(pg_idgen_core::msgid::session_hash("group:42") as i32),
                 Some(true)
             )
         );

@@ -5,10 +5,10 @@ use std::ptr::null_mut;
 
 use pgrx::pg_sys;
 
-use crate::core::generator::GeneratorState;
 use crate::pg::shared_text::SharedText;
 use crate::segment;
 use crate::snowflake;
+use pg_idgen_core::generator::GeneratorState;
 
 const SHMEM_NAME: &std::ffi::CStr = c"pg_idgen";
 const TRANCHE: &std::ffi::CStr = c"pg_idgen";
@@ -30,7 +30,7 @@ pub struct Shared {
     /// have confirmed the record this server started from).
     pub mark_rewrite: std::sync::atomic::AtomicBool,
     /// The worker id leased from a coordinator (lease mode), and the keeper's report.
-    pub lease: crate::core::lease::LeaseCell,
+    pub lease: pg_idgen_core::lease::LeaseCell,
     pub lease_status: crate::lease::LeaseStatus,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
     /// Also set when WAL replay could not write a replayed mark into the file.

@@ -9,15 +9,17 @@ use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 
-use crate::core::civil::format_utc_ms;
-use crate::core::generator::{BackwardStep, Clock, GenError, Generator, GeneratorState, Reserver};
-use crate::core::layout::Layout;
-use crate::core::layout_history::{self, History, Verdict};
-use crate::core::mark::{Mark, Stopped};
 use crate::errors::{invalid, not_ready, IdError};
 use crate::gucs::{self, ClockSettings};
 use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
+use pg_idgen_core::civil::format_utc_ms;
+use pg_idgen_core::generator::{
+    BackwardStep, Clock, GenError, Generator, GeneratorState, Reserver,
+};
+use pg_idgen_core::layout::Layout;
+use pg_idgen_core::layout_history::{self, History, Verdict};
+use pg_idgen_core::mark::{Mark, Stopped};
 
 /// The node's generator as configured at server start (layout and worker id are fixed then).
 static NODE: OnceCell<Generator> = OnceCell::new();
@@ -27,12 +29,7 @@ thread_local! {
     static CURRENT: RefCell<Option<(ClockSettings, Generator)>> = const { RefCell::new(None) };
 }
 
-pub fn now_ms() -> i64 {
-    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_millis() as i64,
-        Err(e) => -(e.duration().as_millis() as i64),
-    }
-}
+use crate::pg::time::now_ms;
 
 fn build(layout: Layout, s: ClockSettings) -> Result<Generator, String> {
     Generator::new(
@@ -169,14 +166,14 @@ pub fn restore_from_mark(shared: &Shared) {
             }
             shared
                 .msgid
-                .restore_exact(s.msgid_last, crate::core::msgid::SEQUENCE_BITS);
+                .restore_exact(s.msgid_last, pg_idgen_core::msgid::SEQUENCE_BITS);
         }
         _ => {
             shared.generator.restore(tick, g.seq_bits());
             let tick = until.and_then(|ms| msgid_layout.tick_of_ms(ms - 1));
             shared
                 .msgid
-                .restore(tick, crate::core::msgid::SEQUENCE_BITS);
+                .restore(tick, pg_idgen_core::msgid::SEQUENCE_BITS);
         }
     }
     // The first ID after every start makes a reservation of its own (see PgReserver::extend).
@@ -211,7 +208,7 @@ pub fn record_stop(shared: &Shared) {
         .max(end_ms(
             msgid_layout,
             msgid_last,
-            crate::core::msgid::SEQUENCE_BITS,
+            pg_idgen_core::msgid::SEQUENCE_BITS,
         ))
         .unwrap_or(0);
     let mark = Mark {
@@ -270,7 +267,7 @@ pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
     if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(reserved_until_ms - 1) {
         shared
             .msgid
-            .raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
+            .raise_floor(tick, pg_idgen_core::msgid::SEQUENCE_BITS);
     }
     shared.mark_ms.fetch_max(reserved_until_ms, SeqCst);
     let dir = data_dir();
@@ -463,7 +460,7 @@ pub(crate) fn warn_step(step: BackwardStep, kind: &str) {
 
 /// Takes `want` consecutive counters from the node's generator, with the worker id to make them
 /// IDs with: the setting, or in lease mode the lease that was valid before and after the take.
-fn take(want: u64) -> (crate::core::generator::Issued, u64) {
+fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
     let shared = shmem::shared();
     check_can_generate(shared);
     check_layout_accepted(shared);
@@ -482,7 +479,7 @@ fn take(want: u64) -> (crate::core::generator::Issued, u64) {
             // No ID later than the lease covers (core::lease::ceiling_ms): its next holder
             // starts above that, whatever this node does before its next heartbeat.
             let cap = || g.layout.tick_of_ms(shared.lease.ceiling_ms()).unwrap_or(0);
-            match shared.lease.under(crate::lease::mono_ns, || run(&cap)) {
+            match shared.lease.under(crate::pg::time::mono_ns, || run(&cap)) {
                 Ok((w, r)) => (u64::from(w), r),
                 Err(fault) => crate::lease::fault_error(fault, shared).raise(),
             }
@@ -571,7 +568,7 @@ pub fn renew_reservations(
         (
             &shared.msgid,
             msgid_layout,
-            crate::core::msgid::SEQUENCE_BITS,
+            pg_idgen_core::msgid::SEQUENCE_BITS,
         ),
     ];
     let mut wrote = false;

@@ -11,18 +11,18 @@ mod idgen {
     use pgrx::prelude::*;
     use pgrx::PgSqlErrorCode;
 
-    use crate::core::civil::format_utc_ms;
-    use crate::decode::ts_of_ms;
     use crate::errors::{IdError, OrRaise};
     use crate::gucs;
+    use crate::pg::time::{ms_of_ts, now_ms, ts_of_ms};
     use crate::shmem;
-    use crate::snowflake::{node, now_ms};
+    use crate::snowflake::node;
+    use pg_idgen_core::civil::format_utc_ms;
 
     /// Moves this node's Snowflake and message-ID clocks past `ts`, durably: after a restore onto
     /// a new server, a move of a worker id between machines, or a clock set back for good.
     #[pg_extern(volatile, parallel_unsafe)]
     fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
-        let ms = crate::decode::ms_of_ts(ts).or_raise();
+        let ms = ms_of_ts(ts).or_raise();
         let limit = now_ms() + gucs::MAX_DRIFT_MS.get() as i64;
         if ms > limit {
             crate::errors::invalid(format!(
@@ -39,7 +39,7 @@ mod idgen {
         if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(ms) {
             shared
                 .msgid
-                .raise_floor(tick, crate::core::msgid::SEQUENCE_BITS);
+                .raise_floor(tick, pg_idgen_core::msgid::SEQUENCE_BITS);
         }
         // Reserve now, so the new floor is durable before this returns.
         let g = node();
@@ -66,13 +66,13 @@ mod idgen_internal {
 
     use pgrx::prelude::*;
 
-    use crate::core::civil::format_utc_ms;
-    use crate::core::layout::{unit_name, Field, Layout};
-    use crate::core::presets::PRESET_NAMES;
-    use crate::decode::ts_of_ms;
     use crate::gucs;
+    use crate::pg::time::{now_ms, ts_of_ms};
     use crate::shmem;
-    use crate::snowflake::{node, now_ms, reserved_until_ms};
+    use crate::snowflake::{node, reserved_until_ms};
+    use pg_idgen_core::civil::format_utc_ms;
+    use pg_idgen_core::layout::{unit_name, Field, Layout};
+    use pg_idgen_core::presets;
 
     /// The named layouts, and this node's own (first).
     #[pg_extern(stable, parallel_safe)]
@@ -100,13 +100,12 @@ mod idgen_internal {
         ),
     > {
         let node_layout = node().layout.clone();
-        let presets = PRESET_NAMES
-            .iter()
+        let others = presets::names()
             .map(|name| Layout::parse(name).expect("presets are valid"))
             .filter(|l| l.name != node_layout.name);
         // Built in a closure, not a helper fn, so the column types are written once (above).
         let rows: Vec<_> = std::iter::once((node_layout.clone(), true))
-            .chain(presets.map(|l| (l, false)))
+            .chain(others.map(|l| (l, false)))
             .map(|(l, is_node)| {
                 let b = |f: Field| l.bits(f) as i32;
                 (
@@ -189,7 +188,7 @@ mod idgen_internal {
         let reserved = st.reserved_tick.load(Relaxed);
         let stat = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed) as i64;
         let settings = gucs::clock_settings();
-        let policy: crate::core::generator::ClockPolicy = settings.policy.into();
+        let policy: pg_idgen_core::generator::ClockPolicy = settings.policy.into();
         let problem = shared
             .mark_error()
             .or_else(|| shared.layout_error())

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test command: every layer, then one summary line.
 #   1. formatting and lints          (cargo fmt --check, cargo clippy; on PostgreSQL 15 only)
-#   2. core unit tests + #[pg_test]s (cargo pgrx test, as the postgres user)
+#   2. the core crate's tests (cargo test -p pg_idgen_core; on PostgreSQL 15 only), and the
+#      #[pg_test]s (cargo pgrx test, as the postgres user)
 #   3. golden SQL tests              (pg_regress against a cluster started here)
 #   4. system tests                  (tests/system/*.sh: many sessions, clock steps, kill -9, ...)
-# PG=16 or 18 runs it against that PostgreSQL (tests/pg_versions.sh); SYSTEM_TESTS="a b" runs
+# PG=16, 17 or 18 runs it against that PostgreSQL (tests/pg_versions.sh); SYSTEM_TESTS="a b" runs
 # only those system tests (tests/system/a.sh, b.sh).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$REPO"
@@ -25,25 +26,36 @@ step() { # step NAME COMMAND...: runs it, records pass or fail, goes on either w
   if "$@"; then record "$name" 0; else record "$name" 1; fi
 }
 
+# cargo_tests NAME COMMAND...: a cargo test run, counted test by test from its "test result" lines.
+cargo_tests() {
+  local name=$1 out status cp cf
+  shift
+  log "$name"
+  out=$(mktemp)
+  set +e
+  "$@" 2>&1 | tee "$out"
+  status=${PIPESTATUS[0]}
+  set -e
+  read -r cp cf < <(sed -n 's/.*test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$out" |
+    awk '{p += $1; f += $2} END {print p + 0, f + 0}')
+  passed=$((passed + cp))
+  failed=$((failed + cf))
+  if [ "$status" -ne 0 ] && [ "$cf" -eq 0 ]; then record "$name (exit $status)" 1; fi
+  rm -f "$out"
+}
+
 if [ "$PG" = 15 ]; then
   step "cargo fmt --check" cargo fmt --all -- --check
   step "cargo clippy" cargo clippy --all-targets --features "$PG_FEATURES pg_test" --no-default-features -- -D warnings
+  step "cargo clippy (core crate)" cargo clippy -p pg_idgen_core --all-targets -- -D warnings
   step "released SQL scripts unchanged" bash tests/check_released.sh
+  step "no new import circle between files" bash tests/module_cycles.sh
+  # The core crate needs no PostgreSQL: its unit tests, and the models in a release build.
+  cargo_tests "core crate: unit tests and models" cargo test -p pg_idgen_core --release -- --include-ignored
 fi
 
-log "unit tests and #[pg_test]s"
 $SUDO mkdir -p "$WORK" && $SUDO chown postgres "$WORK"
-out=$(mktemp)
-set +e
-cargo pgrx test "pg$PG" --runas postgres --pgdata "$WORK/pgrx-test-$PG" 2>&1 | tee "$out"
-status=${PIPESTATUS[0]}
-set -e
-read -r cp cf < <(sed -n 's/.*test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed.*/\1 \2/p' "$out" |
-  awk '{p += $1; f += $2} END {print p + 0, f + 0}')
-passed=$((passed + cp))
-failed=$((failed + cf))
-if [ "$status" -ne 0 ] && [ "$cf" -eq 0 ]; then record "cargo pgrx test (exit $status)" 1; fi
-rm -f "$out"
+cargo_tests "#[pg_test]s" cargo pgrx test "pg$PG" --runas postgres --pgdata "$WORK/pgrx-test-$PG"
 
 install_extension
 

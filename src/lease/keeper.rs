@@ -18,13 +18,15 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use super::libpq::{CallError, Conn};
-use super::{mono_ns, KeeperState};
-use crate::core::layout::Field;
-use crate::core::lease::{ceiling_ms, renew_every_ms, retry_after_ms};
+use super::KeeperState;
 use crate::errors::IdError;
 use crate::gucs;
+use crate::pg::time::mono_ns;
+use crate::pg::time::now_ms;
 use crate::shmem::{self, Shared};
-use crate::snowflake::{self, now_ms};
+use crate::snowflake;
+use pg_idgen_core::layout::Field;
+use pg_idgen_core::lease::{ceiling_ms, renew_every_ms, retry_after_ms};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -238,7 +240,7 @@ impl Keeper {
             start_after
                 .map(|ms| format!(
                     ", IDs start after {}",
-                    crate::core::civil::format_utc_ms(ms)
+                    pg_idgen_core::civil::format_utc_ms(ms)
                 ))
                 .unwrap_or_default()
         );

@@ -9,28 +9,17 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
 
 use pgrx::prelude::*;
 
-use crate::core::lease::LeaseFault;
 use crate::errors::{not_ready, IdError};
 use crate::gucs;
 use crate::pg::shared_text::SharedText;
 use crate::shmem::Shared;
+use pg_idgen_core::lease::LeaseFault;
 
 pub mod keeper;
 mod libpq;
 mod sql;
 
-/// Nanoseconds of a monotonic clock that also counts suspended time, shared by every process of
-/// the machine: lease deadlines never move with the wall clock.
-pub fn mono_ns() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the struct we pass; CLOCK_BOOTTIME exists on every Linux
-    // PostgreSQL 15 supports.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-}
+use crate::pg::time::mono_ns;
 
 /// What the keeper is doing, for `idgen.worker_status`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -165,8 +154,8 @@ mod idgen_internal {
     use pgrx::prelude::*;
 
     use super::{mono_ns, KeeperState};
-    use crate::decode::ts_of_ms;
     use crate::gucs;
+    use crate::pg::time::ts_of_ms;
     use crate::shmem;
 
     /// This node's worker-id lease, as its keeper last reported it.

@@ -20,8 +20,8 @@ mod idgen_internal {
     use pgrx::prelude::*;
     use pgrx::PgSqlErrorCode;
 
-    use crate::core::layout::Field;
     use crate::errors::IdError;
+    use pg_idgen_core::layout::Field;
 
     /// Checks run first by `worker_acquire` and `worker_heartbeat`; returns the largest worker id
     /// of this server's layout (the default `max_id`).

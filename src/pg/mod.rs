@@ -6,3 +6,4 @@ pub mod privilege_hint;
 pub mod shared_text;
 pub mod spi_read;
 pub mod syncrep;
+pub mod time;

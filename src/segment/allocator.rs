@@ -17,17 +17,10 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 use super::cache::{self, AllocatorData, AllocatorState, Key, RequestState};
-use crate::core::segment::{next_step, plan_range, rate_floor, Fault, Range};
 use crate::errors::IdError;
 use crate::gucs;
-use crate::snowflake::now_ms;
-
-fn now_us() -> i64 {
-    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => d.as_micros() as i64,
-        Err(_) => 0,
-    }
-}
+use crate::pg::time::{now_ms, now_us};
+use pg_idgen_core::segment::{next_step, plan_range, rate_floor, Fault, Range};
 
 /// A worker exits after this long without work. Under 5 s, because DROP DATABASE waits 5 s for
 /// other sessions of the database (this worker is one) to go away.
@@ -327,7 +320,7 @@ unsafe extern "C-unwind" fn on_exit(_code: i32, arg: pg_sys::Datum) {
         let failed = slot.with(|d| {
             let mine = d.in_use
                 && d.key.db == db
-                && d.state.refill == crate::core::segment::Refill::InProgress;
+                && d.state.refill == pg_idgen_core::segment::Refill::InProgress;
             if mine {
                 d.state.fail(Fault::WorkerGone);
             }

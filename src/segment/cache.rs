@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
 use pgrx::pg_sys;
 
-use crate::core::segment::{Range, SegmentState};
 use crate::gucs;
+use pg_idgen_core::segment::{Range, SegmentState};
 
 /// Longest business type name in bytes (Tinyid's `biz_type varchar(63)`).
 pub const KEY_MAX: usize = 63;
@@ -342,7 +342,7 @@ pub fn find_or_insert(key: &Key) -> Option<(usize, u64)> {
             continue;
         }
         let idle =
-            s.with(|d| d.state.refill == crate::core::segment::Refill::Idle && !d.state.waiting);
+            s.with(|d| d.state.refill == pg_idgen_core::segment::Refill::Idle && !d.state.waiting);
         if idle {
             h.evictions.fetch_add(1, Relaxed);
             let generation = take(i);

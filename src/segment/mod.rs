@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use crate::core::segment::{Fault, Range, SegmentState, Take};
 use crate::errors::{invalid, not_ready, IdError};
 use crate::gucs;
 use cache::{Key, RequestState};
+use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
 
 pub use cache::{attach, shmem_size};
 

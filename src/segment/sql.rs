@@ -100,9 +100,9 @@ mod idgen {
     use pgrx::prelude::*;
     use pgrx::PgSqlErrorCode;
 
-    use crate::core::segment::check_settings;
     use crate::errors::{invalid, out_of_range, IdError};
     use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type};
+    use pg_idgen_core::segment::check_settings;
 
     fn required<T>(func: &str, arg: &str, v: Option<T>) -> T {
         v.unwrap_or_else(|| {
@@ -275,7 +275,7 @@ mod idgen {
 mod idgen_internal {
     use pgrx::prelude::*;
 
-    use crate::decode::ts_of_ms;
+    use crate::pg::time::ts_of_ms;
     use crate::segment::cache_rows;
 
     /// What this database's business types hold in the shared cache.

@@ -1,6 +1,6 @@
 use super::*;
-use crate::core::civil::parse_utc_ms;
-use crate::core::presets::PRESET_NAMES;
+use crate::civil::parse_utc_ms;
+use crate::presets;
 
 fn layout(spec: &str) -> Layout {
     Layout::parse(spec).unwrap()
@@ -46,7 +46,7 @@ fn assert_above_all(h: &History, start_ms: i64) {
 
 #[test]
 fn canonical_specs_read_back_to_the_same_layout() {
-    for name in PRESET_NAMES {
+    for name in presets::names() {
         let l = layout(name);
         let back = layout(&l.canonical_spec());
         assert_eq!(back.canonical_spec(), l.canonical_spec(), "{name}");

@@ -1,5 +1,5 @@
 use super::*;
-use crate::core::layout::{Field, Layout};
+use crate::layout::{Field, Layout};
 
 #[test]
 fn session_hash_is_javas_string_hashcode_low_22_bits() {

@@ -19,7 +19,7 @@
 
 use stateright::{Checker, Model, Property};
 
-use crate::core::lease::ceiling_ms;
+use crate::lease::ceiling_ms;
 
 const TTL: i64 = 3;
 const GRACE: i64 = 1;
@@ -374,6 +374,7 @@ fn check(model: LeaseModel) -> impl Checker<LeaseModel> {
 /// The handover as it is: no repeat, whatever the holders' clocks (offsets beyond the grace
 /// period included), drift, stalls and lost answers.
 #[test]
+#[ignore = "model checking: run with --release -- --ignored (minutes in a debug build)"]
 fn the_lease_handover_never_repeats_an_id() {
     let started = std::time::Instant::now();
     let t_max = super::t_max(5);
@@ -396,6 +397,7 @@ const REPEAT: &str = "the IDs of two holders never meet";
 /// a holder runs ahead of its clock with a batch, its lease lapses, and the next holder's
 /// start_after is below its last IDs.
 #[test]
+#[ignore = "model checking: run with --release -- --ignored (minutes in a debug build)"]
 fn without_the_ceiling_the_checker_finds_the_repeat() {
     let actions = super::shortest(
         || LeaseModel {
@@ -412,6 +414,7 @@ fn without_the_ceiling_the_checker_finds_the_repeat() {
 /// A ceiling taken from the holder's own clock holds while the clocks agree within the grace
 /// period, and fails beyond it: the reason the product's comes from the coordinator's answer.
 #[test]
+#[ignore = "model checking: run with --release -- --ignored (minutes in a debug build)"]
 fn a_ceiling_from_the_holders_clock_fails_when_it_runs_ahead() {
     let within = check(LeaseModel {
         ceiling: Ceiling::HolderClock,
@@ -433,6 +436,7 @@ fn a_ceiling_from_the_holders_clock_fails_when_it_runs_ahead() {
 /// The liveness property can fail: a ceiling of the last reported ID + ttl alone stops a holder
 /// that has reported nothing yet, with a valid lease and a sane clock.
 #[test]
+#[ignore = "model checking: run with --release -- --ignored (minutes in a debug build)"]
 fn a_ceiling_too_tight_stops_a_sane_holder() {
     let actions = super::shortest(
         || LeaseModel {

@@ -8,56 +8,9 @@
 //! (that is how `js_safe` stays below 2^53).
 
 use super::civil::{format_utc_date, format_utc_ms, parse_utc_ms};
-use super::presets::{preset, PRESET_NAMES};
+use super::presets::{self, Preset};
 
-/// One field of an ID, from the high end to the low end in the order a layout names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
-    Time,
-    Datacenter,
-    Worker,
-    Rollback,
-    Sequence,
-    Reserved,
-}
-
-impl Field {
-    pub const ALL: [Field; 6] = [
-        Field::Time,
-        Field::Datacenter,
-        Field::Worker,
-        Field::Rollback,
-        Field::Sequence,
-        Field::Reserved,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Time => "time",
-            Field::Datacenter => "datacenter",
-            Field::Worker => "worker",
-            Field::Rollback => "rollback",
-            Field::Sequence => "sequence",
-            Field::Reserved => "reserved",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Field> {
-        Some(match s {
-            "time" | "timestamp" => Field::Time,
-            "datacenter" | "dc" => Field::Datacenter,
-            "worker" | "machine" | "shard" => Field::Worker,
-            "rollback" => Field::Rollback,
-            "sequence" | "seq" => Field::Sequence,
-            "reserved" => Field::Reserved,
-            _ => return None,
-        })
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
+pub use super::field::Field;
 
 /// The clock unit a layout counts in. Sonyflake's 10 ms is why this is a multiple of a millisecond
 /// rather than a closed list; seed 001's units (ms, s, min, hour, day) are the named ones.
@@ -141,6 +94,22 @@ impl LayoutSpec {
         self.bits[f.index()] = n;
         self
     }
+
+    fn of_preset(p: &Preset) -> LayoutSpec {
+        let mut s = LayoutSpec {
+            name: p.name.to_string(),
+            unit_ms: p.unit_ms,
+            epoch_ms: p.epoch_ms,
+            bits: [0; 6],
+            order: p.fields.iter().map(|(f, _)| *f).collect(),
+            reserved_value: 0,
+            wraps: p.wraps,
+        };
+        for (f, n) in p.fields {
+            s = s.set_bits(*f, *n);
+        }
+        s
+    }
 }
 
 impl Layout {
@@ -152,14 +121,15 @@ impl Layout {
             Some(first) if !first.contains('=') => {
                 let name = first.to_ascii_lowercase();
                 words.next();
-                preset(&name).ok_or_else(|| {
+                let p = presets::find(&name).ok_or_else(|| {
                     format!(
                         "unknown layout \"{name}\"; known layouts: {}",
-                        PRESET_NAMES.join(", ")
+                        presets::names().collect::<Vec<_>>().join(", ")
                     )
-                })?
+                })?;
+                LayoutSpec::of_preset(p)
             }
-            _ => preset("pg_idgen").expect("default preset exists"),
+            _ => LayoutSpec::of_preset(&presets::PRESETS[0]),
         };
         let mut custom = false;
         let mut order_given = false;
@@ -476,8 +446,7 @@ impl Layout {
     /// was called), else the full spec.
     pub fn label(&self) -> String {
         let spec = self.canonical_spec();
-        PRESET_NAMES
-            .iter()
+        presets::names()
             .find(|name| Layout::parse(name).is_ok_and(|p| p.canonical_spec() == spec))
             .map_or(spec, |name| name.to_string())
     }
@@ -561,7 +530,7 @@ mod tests {
 
     #[test]
     fn every_preset_is_valid_and_sums_to_its_width() {
-        for name in PRESET_NAMES {
+        for name in presets::names() {
             let l = Layout::parse(name).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(l.total_bits() <= 63, "{name}");
             assert_eq!(l.order[0], Field::Time, "{name}");

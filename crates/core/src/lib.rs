@@ -1,0 +1,19 @@
+//! The pure-Rust core of pg_idgen: no pgrx, no PostgreSQL, no unsafe code. Everything here is
+//! tested with plain `cargo test -p pg_idgen_core` and driven by the pgrx layer (the `pg_idgen`
+//! crate).
+
+#![forbid(unsafe_code)]
+
+pub mod civil;
+pub mod codec;
+pub mod field;
+pub mod generator;
+pub mod layout;
+pub mod layout_history;
+pub mod lease;
+pub mod mark;
+#[cfg(test)]
+mod models;
+pub mod msgid;
+pub mod presets;
+pub mod segment;

@@ -1,0 +1,80 @@
+//! Time for every feature: the wall clock, the monotonic clock that lease deadlines use, and
+//! timestamptz <-> milliseconds since 1970. One place, so that every clock agrees (a wall clock
+//! before 1970 reads as negative, in every unit).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use pgrx::prelude::*;
+
+use crate::errors::{out_of_range, IdError, OrRaise};
+
+/// Milliseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
+const PG_EPOCH_MS: i64 = 946_684_800_000;
+
+/// Microseconds of the wall clock since 1970 (negative before 1970).
+pub fn now_us() -> i64 {
+    match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_micros() as i64,
+        Err(e) => -(e.duration().as_micros() as i64),
+    }
+}
+
+/// Milliseconds of the wall clock since 1970 (negative before 1970).
+pub fn now_ms() -> i64 {
+    now_us().div_euclid(1000)
+}
+
+/// Nanoseconds of a monotonic clock that also counts suspended time, shared by every process of
+/// the machine: lease deadlines never move with the wall clock.
+pub fn mono_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the struct we pass; CLOCK_BOOTTIME exists on every Linux
+    // PostgreSQL 15 supports.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// The timestamptz of a millisecond since 1970; 22003 outside PostgreSQL's finite timestamps.
+pub fn ts_of_ms(ms: i64) -> TimestampWithTimeZone {
+    let out = || {
+        out_of_range(format!(
+            "{ms} ms since 1970 is outside PostgreSQL's timestamp range"
+        ))
+    };
+    // Checked, never saturated: i64::MIN and i64::MAX microseconds are PostgreSQL's -infinity
+    // and infinity, which no finite ID may decode to.
+    let us = ms
+        .checked_sub(PG_EPOCH_MS)
+        .and_then(|d| d.checked_mul(1000))
+        .filter(|us| *us != i64::MIN && *us != i64::MAX)
+        .ok_or_else(out)
+        .or_raise();
+    TimestampWithTimeZone::try_from(us)
+        .ok()
+        .filter(|ts| ts.is_finite())
+        .ok_or_else(out)
+        .or_raise()
+}
+
+/// Milliseconds since 1970 of a timestamptz (rounded down); 22003 for an infinite one.
+pub fn ms_of_ts(ts: TimestampWithTimeZone) -> Result<i64, IdError> {
+    if !ts.is_finite() {
+        return Err(out_of_range("infinite timestamps have no ID"));
+    }
+    let us: i64 = ts.into();
+    Ok(us.div_euclid(1000) + PG_EPOCH_MS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clocks_agree() {
+        let (us, ms) = (now_us(), now_ms());
+        assert!((ms - us / 1000).abs() <= 1000, "{ms} {us}");
+    }
+}
