@@ -11,7 +11,7 @@ use pgrx::PgSqlErrorCode;
 use crate::errors::{invalid, out_of_range, IdError, OrRaise};
 use crate::gucs;
 use crate::snowflake::node;
-use pg_idgen_core::layout::{Field, Layout};
+use pg_idgen_core::layout::{Field, Layout, LayoutError};
 
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 
@@ -25,10 +25,9 @@ pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
     })?;
     Layout::parse(name).map_err(|e| {
         // An unknown name is a missing object; a spec that does not add up is a bad value.
-        let code = if e.starts_with("unknown layout \"") {
-            PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT
-        } else {
-            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE
+        let code = match e {
+            LayoutError::UnknownPreset(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+            LayoutError::Invalid(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
         };
         IdError::new(code, format!("layout \"{name}\": {e}"))
             .hint("SELECT name FROM idgen.layouts lists the named layouts; a spec such as 'twitter epoch=2024-01-01' also works.")

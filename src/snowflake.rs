@@ -15,7 +15,7 @@ use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
 use pg_idgen_core::civil::format_utc_ms;
 use pg_idgen_core::generator::{
-    BackwardStep, Clock, GenError, Generator, GeneratorState, Reserver,
+    BackwardStep, Clock, ConfigError, GenError, Generator, GeneratorState, Reserver,
 };
 use pg_idgen_core::layout::Layout;
 use pg_idgen_core::layout_history::{self, History, Verdict};
@@ -31,7 +31,7 @@ thread_local! {
 
 use crate::pg::time::now_ms;
 
-fn build(layout: Layout, s: ClockSettings) -> Result<Generator, String> {
+fn build(layout: Layout, s: ClockSettings) -> Result<Generator, ConfigError> {
     Generator::new(
         layout,
         s.policy.into(),
@@ -69,16 +69,14 @@ pub fn init_node() {
         );
     }
     let g = build(layout, gucs::clock_settings()).unwrap_or_else(|e| {
-        let setting = if e.contains("datacenter") {
-            "idgen.datacenter_id"
-        } else if e.contains("worker") {
-            "idgen.worker_id"
-        } else {
-            "idgen.clock_policy"
+        let setting = match e {
+            ConfigError::Datacenter(_) => "idgen.datacenter_id",
+            ConfigError::Worker(_) => "idgen.worker_id",
+            ConfigError::ClockPolicy(_) => "idgen.clock_policy",
         };
         fail(
             setting,
-            e,
+            e.to_string(),
             "Change the setting in postgresql.conf and start the server again.",
         )
     });

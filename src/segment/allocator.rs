@@ -383,37 +383,60 @@ fn collect(db: u32) -> Vec<Item> {
     items
 }
 
+/// An SPI failure that is not a PostgreSQL ERROR (those abort the worker's transaction on their
+/// own): a row whose columns no longer read as pg_idgen wrote them. Logged with its cause, and
+/// reported to the caller as what it is, never as a missing or locked type.
+fn unreadable(name: &str, e: impl std::fmt::Display) -> Outcome {
+    pgrx::warning!("pg_idgen segment allocator: the row of \"{name}\" in idgen.segments: {e}");
+    Outcome::Fault(Fault::RowUnreadable)
+}
+
 /// Moves one type's `max_id` forward inside the worker's transaction. The row is locked with
 /// SKIP LOCKED, so a row held by someone else's open transaction delays only its own type.
 fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
     let name = item.key().name();
     Spi::connect_mut(|client| {
-        let row = client
+        let read = client
             .update(
                 "SELECT max_id, step, delta, remainder FROM idgen.segments \
                  WHERE biz_type = $1 FOR UPDATE SKIP LOCKED",
                 Some(1),
                 &[name.as_str().into()],
             )
-            .ok()
             .and_then(|t| {
+                if t.is_empty() {
+                    return Ok(None);
+                }
                 let t = t.first();
-                Some((
-                    t.get::<i64>(1).ok()??,
-                    t.get::<i32>(2).ok()?? as i64,
-                    t.get::<i32>(3).ok()?? as i64,
-                    t.get::<i32>(4).ok()?? as i64,
-                ))
+                Ok(Some((
+                    t.get::<i64>(1)?,
+                    t.get::<i32>(2)?,
+                    t.get::<i32>(3)?,
+                    t.get::<i32>(4)?,
+                )))
+            })
+            .map_err(|e| e.to_string())
+            .and_then(|row| match row {
+                None => Ok(None),
+                Some((Some(m), Some(s), Some(d), Some(r))) => {
+                    Ok(Some((m, s as i64, d as i64, r as i64)))
+                }
+                // NOT NULL columns: a NULL here means the table was changed by hand.
+                Some(_) => Err("a NULL in max_id, step, delta or remainder".to_string()),
             });
+        let row = match read {
+            Ok(row) => row,
+            Err(e) => return unreadable(&name, e),
+        };
         let Some((max_id, configured, delta, remainder)) = row else {
-            let exists = client
-                .select(
-                    "SELECT 1 FROM idgen.segments WHERE biz_type = $1",
-                    Some(1),
-                    &[name.as_str().into()],
-                )
-                .map(|t| !t.is_empty())
-                .unwrap_or(false);
+            let exists = match client.select(
+                "SELECT 1 FROM idgen.segments WHERE biz_type = $1",
+                Some(1),
+                &[name.as_str().into()],
+            ) {
+                Ok(t) => !t.is_empty(),
+                Err(e) => return unreadable(&name, e),
+            };
             return if exists {
                 Outcome::Locked
             } else {
@@ -461,7 +484,7 @@ fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
         );
         match updated {
             Ok(_) => Outcome::Range(range, step),
-            Err(_) => Outcome::Fault(Fault::WorkerGone),
+            Err(e) => unreadable(&name, e),
         }
     })
 }

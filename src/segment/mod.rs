@@ -67,6 +67,16 @@ pub(crate) fn unknown_type(name: &str) -> IdError {
     )
 }
 
+/// An SPI failure reading or writing a type's row that is not a PostgreSQL ERROR (a column that
+/// no longer reads as pg_idgen wrote it): reported with its cause, never as an unknown type.
+pub(crate) fn unreadable_row(func: &str, name: &str, e: impl std::fmt::Display) -> IdError {
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
+        format!("{func}: could not read or write the row of \"{name}\" in idgen.segments: {e}"),
+    )
+    .hint("idgen.segments must keep the columns and types pg_idgen created.")
+}
+
 fn fault_error(f: Fault, name: &str) -> IdError {
     match f {
         Fault::NotFound => unknown_type(name),
@@ -83,6 +93,11 @@ fn fault_error(f: Fault, name: &str) -> IdError {
             "business type \"{name}\" has an invalid row in idgen.segments (step, delta or remainder)"
         ))
         .hint("Fix it with idgen.segment_alter, or drop and re-create the type above its old max_id."),
+        Fault::RowUnreadable => IdError::new(
+            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
+            format!("the segment allocator could not read or write the row of \"{name}\" in idgen.segments"),
+        )
+        .hint("The server log says why (a WARNING of the allocator); idgen.segments must keep the columns and types pg_idgen created."),
     }
 }
 

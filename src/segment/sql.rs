@@ -101,7 +101,7 @@ mod idgen {
     use pgrx::PgSqlErrorCode;
 
     use crate::errors::{invalid, out_of_range, IdError};
-    use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type};
+    use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type, unreadable_row};
     use pg_idgen_core::segment::check_settings;
 
     fn required<T>(func: &str, arg: &str, v: Option<T>) -> T {
@@ -188,14 +188,17 @@ mod idgen {
                     &[name.into()],
                 )?
                 .first();
+            if t.is_empty() {
+                return Ok(None);
+            }
             Ok::<_, pgrx::spi::Error>(
-                match (t.get::<i64>(1), t.get::<i32>(2), t.get::<i32>(3)) {
-                    (Ok(Some(m)), Ok(Some(d)), Ok(Some(r))) => Some((m, d, r)),
+                match (t.get::<i64>(1)?, t.get::<i32>(2)?, t.get::<i32>(3)?) {
+                    (Some(m), Some(d), Some(r)) => Some((m, d, r)),
                     _ => None,
                 },
             )
         })
-        .unwrap_or(None);
+        .unwrap_or_else(|e| unreadable_row(F, name, e).raise());
         let Some((max_id, delta, remainder)) = row else {
             unknown_type(name).raise()
         };
@@ -210,7 +213,7 @@ mod idgen {
             &[name.into(), step.into(), description.into()],
         );
         if let Err(e) = result {
-            invalid(format!("{F}: {e}")).raise();
+            unreadable_row(F, name, e).raise();
         }
         if step.is_some() {
             // The next range uses the new step, not one grown from the old.

@@ -266,4 +266,24 @@ check "split: 400,000 IDs from each cluster" eq "$(wc -l <"$OUT/split.A") $(wc -
 check "split: cluster A hands out only even IDs" eq "$(awk '$1 % 2 != 0' "$OUT/split.A" | wc -l)" 0
 check "split: cluster B hands out only odd IDs" eq "$(awk '$1 % 2 != 1' "$OUT/split.B" | wc -l)" 0
 check "split: no ID appears twice across both clusters" eq "$(cat "$OUT/split.A" "$OUT/split.B" | sort | uniq -d | wc -l)" 0
+
+phase "A row the allocator cannot read"
+# idgen.segments changed by hand (a column's type): the allocator and segment_alter report the
+# real cause, not "unknown type" (42704) or a caller left waiting for a refill (it reported
+# the type as locked before, and each caller waited idgen.segment_wait_timeout).
+qdb $A postgres "CREATE DATABASE unreadable" >/dev/null
+qdb $A unreadable "CREATE EXTENSION pg_idgen; SELECT idgen.segment_create('wide');
+  ALTER EXTENSION pg_idgen DROP VIEW idgen.segment_status; DROP VIEW idgen.segment_status;
+  ALTER TABLE idgen.segments ALTER COLUMN step TYPE bigint, ALTER COLUMN delta TYPE bigint" >/dev/null
+t0=$(date +%s%N)
+out=$(psql -h 127.0.0.1 -p $A -U postgres -d unreadable -X -q -v VERBOSITY=verbose -c "SET idgen.segment_wait_timeout = '20s'" -c "SELECT segment_next('wide')" 2>&1 || true)
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "segment_next: 22000, the row could not be read (not 42704, no wait: ${ms} ms)" \
+  grep -q "ERROR:  22000: the segment allocator could not read or write the row of \"wide\"" <<<"$out"
+check "  at once, not after the wait timeout" test "$ms" -lt 10000
+check "  and the server log has the cause" grep -q 'pg_idgen segment allocator: the row of "wide" in idgen.segments: .*' "$(cluster_dir sega)/server.log"
+out=$(psql -h 127.0.0.1 -p $A -U postgres -d unreadable -X -q -v VERBOSITY=verbose -c "SELECT idgen.segment_alter('wide', 5)" 2>&1 || true)
+check "segment_alter: 22000 with the cause, not 42704 unknown type" \
+  grep -q "ERROR:  22000: idgen.segment_alter: could not read or write the row of \"wide\" in idgen.segments: ." <<<"$out"
+echo "$out" | head -3
 finish

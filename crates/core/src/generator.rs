@@ -222,6 +222,31 @@ pub struct Generator {
     worker: u64,
 }
 
+/// Why a generator cannot be set up: each names the setting to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigError {
+    /// The data-centre id does not fit the layout (`idgen.datacenter_id`).
+    Datacenter(String),
+    /// The worker id does not fit the layout (`idgen.worker_id`).
+    Worker(String),
+    /// The clock policy needs a field the layout lacks (`idgen.clock_policy`).
+    ClockPolicy(String),
+}
+
+impl ConfigError {
+    pub fn message(&self) -> &str {
+        match self {
+            ConfigError::Datacenter(m) | ConfigError::Worker(m) | ConfigError::ClockPolicy(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
 impl Generator {
     /// `max_drift_ms` bounds the Continue policy (at least one tick, so a large unit can still
     /// borrow); the other policies never run ahead.
@@ -232,28 +257,28 @@ impl Generator {
         max_wait_ms: u64,
         datacenter: u64,
         worker: u64,
-    ) -> Result<Generator, String> {
+    ) -> Result<Generator, ConfigError> {
         if datacenter > layout.max_value(Field::Datacenter) {
-            return Err(format!(
+            return Err(ConfigError::Datacenter(format!(
                 "datacenter id {datacenter} does not fit layout {} ({} bits: 0 to {})",
                 layout.name,
                 layout.bits(Field::Datacenter),
                 layout.max_value(Field::Datacenter)
-            ));
+            )));
         }
         if worker > layout.max_value(Field::Worker) {
-            return Err(format!(
+            return Err(ConfigError::Worker(format!(
                 "worker id {worker} does not fit layout {} ({} bits: 0 to {})",
                 layout.name,
                 layout.bits(Field::Worker),
                 layout.max_value(Field::Worker)
-            ));
+            )));
         }
         if policy == ClockPolicy::RollbackFlag && layout.bits(Field::Rollback) == 0 {
-            return Err(format!(
+            return Err(ConfigError::ClockPolicy(format!(
                 "clock policy rollback_flag needs a layout with a rollback bit, and {} has none (use e.g. raindrop, or add rollback=1)",
                 layout.name
-            ));
+            )));
         }
         let max_ahead = match policy {
             ClockPolicy::Continue => max_drift_ms.div_ceil(layout.unit_ms).max(1),

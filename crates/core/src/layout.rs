@@ -112,21 +112,55 @@ impl LayoutSpec {
     }
 }
 
+/// Why a layout spec was refused: the kind picks the SQLSTATE, the text says what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LayoutError {
+    /// The spec starts with a name that is no preset.
+    UnknownPreset(String),
+    /// The spec does not add up: bits, unit, epoch, order or an unknown key.
+    Invalid(String),
+}
+
+impl LayoutError {
+    pub fn message(&self) -> &str {
+        match self {
+            LayoutError::UnknownPreset(m) | LayoutError::Invalid(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
 impl Layout {
     /// Parses and validates a spec string (see the module comment).
-    pub fn parse(spec: &str) -> Result<Layout, String> {
+    pub fn parse(spec: &str) -> Result<Layout, LayoutError> {
+        match spec.split_whitespace().next() {
+            Some(first)
+                if !first.contains('=') && presets::find(&first.to_ascii_lowercase()).is_none() =>
+            {
+                Err(LayoutError::UnknownPreset(format!(
+                    "unknown layout \"{}\"; known layouts: {}",
+                    first.to_ascii_lowercase(),
+                    presets::names().collect::<Vec<_>>().join(", ")
+                )))
+            }
+            _ => Layout::parse_spec(spec).map_err(LayoutError::Invalid),
+        }
+    }
+
+    fn parse_spec(spec: &str) -> Result<Layout, String> {
         let mut words = spec.split_whitespace().peekable();
         let named_preset = words.peek().is_some_and(|w| !w.contains('='));
         let mut s = match words.peek() {
             Some(first) if !first.contains('=') => {
                 let name = first.to_ascii_lowercase();
                 words.next();
-                let p = presets::find(&name).ok_or_else(|| {
-                    format!(
-                        "unknown layout \"{name}\"; known layouts: {}",
-                        presets::names().collect::<Vec<_>>().join(", ")
-                    )
-                })?;
+                // `parse` has refused unknown names.
+                let p = presets::find(&name).ok_or_else(|| format!("unknown layout \"{name}\""))?;
                 LayoutSpec::of_preset(p)
             }
             _ => LayoutSpec::of_preset(&presets::PRESETS[0]),
@@ -586,7 +620,9 @@ mod tests {
     fn rejects_layouts_that_do_not_add_up() {
         let e = Layout::parse("twitter sequence=20").unwrap_err();
         assert!(
-            e.contains("71 bits") && e.contains("take 8 bits off"),
+            matches!(e, LayoutError::Invalid(_))
+                && e.message().contains("71 bits")
+                && e.message().contains("take 8 bits off"),
             "{e}"
         );
         assert!(Layout::parse("twitter rollback=2").is_err());
@@ -594,9 +630,9 @@ mod tests {
         assert!(Layout::parse("twitter reserved=1 reserved_value=2").is_err());
         assert!(Layout::parse("twitter order=worker,time,sequence,datacenter").is_err());
         assert!(Layout::parse("twitter order=time,sequence").is_err());
-        assert!(Layout::parse("nosuch")
-            .unwrap_err()
-            .contains("known layouts"));
+        let e = Layout::parse("nosuch").unwrap_err();
+        assert!(matches!(e, LayoutError::UnknownPreset(_)), "{e:?}");
+        assert!(e.message().contains("known layouts"), "{e}");
         assert!(Layout::parse("twitter bogus=1").is_err());
         assert!(Layout::parse("twitter unit=fortnight").is_err());
         assert!(Layout::parse("twitter time").is_err());

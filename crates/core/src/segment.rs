@@ -29,6 +29,9 @@ pub enum Fault {
     WorkerGone = 3,
     /// The row's step, delta or remainder do not make a valid range.
     BadRow = 4,
+    /// The allocator could not read or write the type's row (its log says why: for example a
+    /// column of idgen.segments changed to another type).
+    RowUnreadable = 5,
 }
 
 impl Fault {
@@ -38,6 +41,7 @@ impl Fault {
             2 => Some(Fault::Overflow),
             3 => Some(Fault::WorkerGone),
             4 => Some(Fault::BadRow),
+            5 => Some(Fault::RowUnreadable),
             _ => None,
         }
     }

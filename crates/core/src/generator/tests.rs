@@ -310,6 +310,7 @@ fn rollback_flag_flips_once_and_never_reuses_a_time() {
         0
     )
     .unwrap_err()
+    .message()
     .contains("rollback bit"));
     let (st, c, r) = (
         GeneratorState::default(),
