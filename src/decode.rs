@@ -8,7 +8,7 @@
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::errors::{invalid, out_of_range, IdError, OrRaise};
+use crate::errors::{invalid, not_null, out_of_range, IdError, OrRaise};
 use crate::gucs;
 use crate::snowflake::node;
 use pg_idgen_core::layout::{Field, Layout, LayoutError};
@@ -17,12 +17,7 @@ use crate::pg::time::{ms_of_ts, ts_of_ms};
 
 /// A layout by name (a preset, or a full spec string like `idgen.layout` takes).
 pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
-    let name = name.ok_or_else(|| {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-            "layout must not be NULL",
-        )
-    })?;
+    let name = name.ok_or_else(|| not_null("layout must not be NULL"))?;
     Layout::parse(name).map_err(|e| {
         // An unknown name is a missing object; a spec that does not add up is a bad value.
         let code = match e {

@@ -59,6 +59,28 @@ pub fn out_of_range(message: impl Into<String>) -> IdError {
     IdError::new(PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, message)
 }
 
+/// 22004: a NULL where a value is needed.
+pub fn not_null(message: impl Into<String>) -> IdError {
+    IdError::new(PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED, message)
+}
+
+/// An argument of `func` that must not be NULL: its value, or 22004 "func: arg must not be NULL".
+#[track_caller]
+pub fn required<T>(func: &str, arg: &str, v: Option<T>) -> T {
+    v.unwrap_or_else(|| not_null(format!("{func}: {arg} must not be NULL")).raise())
+}
+
+/// The `n` of a batch function: 1 to `max`, else 22004 (NULL) or 22023.
+#[track_caller]
+pub fn batch_size(func: &str, n: Option<i32>, max: i32) -> i32 {
+    match required(func, "n", n) {
+        n if (1..=max).contains(&n) => n,
+        n => invalid(format!("{func}: n is {n}, it must be between 1 and {max}"))
+            .hint("Call it several times for more IDs.")
+            .raise(),
+    }
+}
+
 /// A failure of pgrx's own SPI layer (not an ERROR of the query, which keeps its SQLSTATE).
 pub fn internal(message: impl Into<String>) -> IdError {
     IdError::new(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, message)

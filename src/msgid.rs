@@ -15,7 +15,7 @@ use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::errors::{invalid, out_of_range, IdError};
+use crate::errors::{invalid, out_of_range, required, IdError};
 use crate::gucs::{self, ClockSettings};
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 use crate::shmem;
@@ -63,14 +63,9 @@ fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
 }
 
 fn session_type_of(session_type: Option<i32>) -> u8 {
-    match session_type {
-        None => IdError::new(
-            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-            "msgid_next(session_type, session_id): session_type must not be NULL",
-        )
-        .raise(),
-        Some(t @ 0..=15) => t as u8,
-        Some(t) => invalid(format!(
+    match required("msgid_next(session_type, session_id)", "session_type", session_type) {
+        t @ 0..=15 => t as u8,
+        t => invalid(format!(
             "msgid_next(session_type, session_id): session_type is {t}; it must be between 0 and 15 (4 bits)"
         ))
         .raise(),
@@ -81,13 +76,11 @@ fn session_type_of(session_type: Option<i32>) -> u8 {
 #[pg_extern(volatile, parallel_safe)]
 fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
     let session_type = session_type_of(session_type);
-    let Some(session_id) = session_id else {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-            "msgid_next(session_type, session_id): session_id must not be NULL",
-        )
-        .raise()
-    };
+    let session_id = required(
+        "msgid_next(session_type, session_id)",
+        "session_id",
+        session_id,
+    );
     let shared = shmem::shared();
     check_can_generate(shared);
     crate::origin::check("message ID");

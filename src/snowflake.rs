@@ -9,7 +9,7 @@ use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 
-use crate::errors::{invalid, not_ready, IdError};
+use crate::errors::{batch_size, invalid, not_ready, IdError};
 use crate::gucs::{self, ClockSettings};
 use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
@@ -524,19 +524,7 @@ const MAX_BATCH: i32 = 10_000_000;
 /// `n` IDs at once, ascending.
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
-    let n = match n {
-        None => IdError::new(
-            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-            "snowflake_next_batch(n): n must not be NULL",
-        )
-        .raise(),
-        Some(n) if !(1..=MAX_BATCH).contains(&n) => invalid(format!(
-            "snowflake_next_batch(n): n is {n}, it must be between 1 and {MAX_BATCH}"
-        ))
-        .hint("Call it several times for more IDs.")
-        .raise(),
-        Some(n) => n as u64,
-    };
+    let n = batch_size("snowflake_next_batch(n)", n, MAX_BATCH) as u64;
     let g = node();
     let mut ids = Vec::with_capacity(n as usize);
     while (ids.len() as u64) < n {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use crate::errors::{invalid, not_ready, IdError};
+use crate::errors::{batch_size, invalid, not_ready, required, IdError};
 use crate::gucs;
 use cache::{Key, RequestState};
 use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
@@ -40,13 +40,7 @@ fn db() -> u32 {
 
 /// The name as a key, or an ERROR for NULL, empty or too long names.
 fn key_of(func: &str, biz_type: Option<&str>) -> Key {
-    let Some(name) = biz_type else {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-            format!("{func}: biz_type must not be NULL"),
-        )
-        .raise()
-    };
+    let name = required(func, "biz_type", biz_type);
     Key::new(db(), name.as_bytes()).unwrap_or_else(|| {
         invalid(format!(
             "{func}: biz_type must be 1 to {} bytes long, not {}",
@@ -252,19 +246,7 @@ const MAX_BATCH: i32 = 10_000_000;
 #[pg_extern(volatile, parallel_restricted)]
 fn segment_next_batch(biz_type: Option<&str>, n: Option<i32>) -> SetOfIterator<'static, i64> {
     let key = key_of("segment_next_batch(biz_type, n)", biz_type);
-    let n = match n {
-        None => IdError::new(
-            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-            "segment_next_batch(biz_type, n): n must not be NULL",
-        )
-        .raise(),
-        Some(n) if !(1..=MAX_BATCH).contains(&n) => invalid(format!(
-            "segment_next_batch(biz_type, n): n is {n}, it must be between 1 and {MAX_BATCH}"
-        ))
-        .hint("Call it several times for more IDs.")
-        .raise(),
-        Some(n) => n as i64,
-    };
+    let n = batch_size("segment_next_batch(biz_type, n)", n, MAX_BATCH) as i64;
     let name = biz_type.unwrap_or_default();
     let mut ids = Vec::with_capacity(n as usize);
     while (ids.len() as i64) < n {

@@ -100,19 +100,9 @@ mod idgen {
     use pgrx::prelude::*;
     use pgrx::PgSqlErrorCode;
 
-    use crate::errors::{invalid, out_of_range, IdError};
+    use crate::errors::{invalid, out_of_range, required, IdError};
     use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type, unreadable_row};
     use pg_idgen_core::segment::check_settings;
-
-    fn required<T>(func: &str, arg: &str, v: Option<T>) -> T {
-        v.unwrap_or_else(|| {
-            IdError::new(
-                PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
-                format!("{func}: {arg} must not be NULL"),
-            )
-            .raise()
-        })
-    }
 
     /// Registers a business type whose IDs start above `start_id`.
     #[pg_extern(volatile, parallel_unsafe)]
