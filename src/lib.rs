@@ -12,6 +12,7 @@ mod errors;
 mod gucs;
 mod lease;
 mod msgid;
+mod node;
 mod origin;
 mod pg;
 mod roles;

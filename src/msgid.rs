@@ -9,14 +9,13 @@
 // pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).
 #![allow(clippy::type_complexity)]
 
-use std::cell::RefCell;
-
 use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use crate::errors::{invalid, out_of_range, required, IdError};
-use crate::gucs::{self, ClockSettings};
+use crate::gucs::ClockSettings;
+use crate::node::backend_generator::BackendGenerator;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 use crate::shmem;
 use crate::snowflake::{check_can_generate, to_id_error, warn_step, PgClock, PgReserver};
@@ -33,33 +32,27 @@ pub fn clock_layout() -> &'static Layout {
 }
 
 thread_local! {
-    static CURRENT: RefCell<Option<(ClockSettings, Generator)>> = const { RefCell::new(None) };
+    static CURRENT: BackendGenerator = const { BackendGenerator::new() };
 }
 
 /// The node's clock settings applied to message IDs. The rollback flag is a Snowflake layout
 /// bit the message format does not have, so under that policy message IDs wait instead.
 fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    let settings = gucs::clock_settings();
-    CURRENT.with(|cell| {
-        let mut cur = cell.borrow_mut();
-        if !matches!(&*cur, Some((s, _)) if *s == settings) {
-            let policy = match settings.policy.into() {
-                ClockPolicy::RollbackFlag => ClockPolicy::Wait,
-                p => p,
-            };
-            let g = Generator::new(
-                clock_layout().clone(),
-                policy,
-                settings.max_drift_ms as u64,
-                settings.max_wait_ms as u64,
-                0,
-                0,
-            )
-            .unwrap_or_else(|e| invalid(format!("invalid pg_idgen clock settings: {e}")).raise());
-            *cur = Some((settings, g));
-        }
-        f(&cur.as_ref().expect("set above").1)
-    })
+    let build = |settings: ClockSettings| {
+        let policy = match settings.policy.into() {
+            ClockPolicy::RollbackFlag => ClockPolicy::Wait,
+            p => p,
+        };
+        Generator::new(
+            clock_layout().clone(),
+            policy,
+            settings.max_drift_ms as u64,
+            settings.max_wait_ms as u64,
+            0,
+            0,
+        )
+    };
+    CURRENT.with(|g| g.with(build, f))
 }
 
 fn session_type_of(session_type: Option<i32>) -> u8 {

@@ -1,7 +1,6 @@
 //! `snowflake_next()` and friends: the core generator bound to shared memory, the system clock,
 //! PostgreSQL's interrupts and a durable mark in the data directory.
 
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::*;
 
@@ -9,8 +8,9 @@ use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 
-use crate::errors::{batch_size, invalid, not_ready, IdError};
+use crate::errors::{batch_size, not_ready, IdError};
 use crate::gucs::{self, ClockSettings};
+use crate::node::backend_generator::BackendGenerator;
 use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
 use pg_idgen_core::civil::format_utc_ms;
@@ -25,8 +25,8 @@ use pg_idgen_core::mark::{Mark, Stopped};
 static NODE: OnceCell<Generator> = OnceCell::new();
 
 thread_local! {
-    /// This backend's generator under the current reloadable clock settings.
-    static CURRENT: RefCell<Option<(ClockSettings, Generator)>> = const { RefCell::new(None) };
+    /// This backend's Snowflake generator under the current reloadable clock settings.
+    static CURRENT: BackendGenerator = const { BackendGenerator::new() };
 }
 
 use crate::pg::time::now_ms;
@@ -90,20 +90,7 @@ pub fn node() -> &'static Generator {
 
 /// Runs `f` with this backend's generator, rebuilt when a reload changed the clock settings.
 fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    let settings = gucs::clock_settings();
-    CURRENT.with(|cell| {
-        let mut cur = cell.borrow_mut();
-        let stale = !matches!(&*cur, Some((s, _)) if *s == settings);
-        if stale {
-            let g = build(node().layout.clone(), settings).unwrap_or_else(|e| {
-                invalid(format!("invalid pg_idgen clock settings: {e}"))
-                    .hint("Fix idgen.clock_policy / idgen.max_drift / idgen.max_wait in postgresql.conf and reload.")
-                    .raise()
-            });
-            *cur = Some((settings, g));
-        }
-        f(&cur.as_ref().expect("set above").1)
-    })
+    CURRENT.with(|g| g.with(|settings| build(node().layout.clone(), settings), f))
 }
 
 fn data_dir() -> PathBuf {
