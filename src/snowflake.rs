@@ -83,6 +83,46 @@ pub fn init_node() {
     let _ = NODE.set(g);
 }
 
+/// One clock stream of the node. Snowflake IDs and message IDs share the durable mark: start-up,
+/// WAL replay, `idgen.snowflake_start_after` and the reserver walk over both with [`streams`].
+#[derive(Clone, Copy)]
+pub struct Stream<'a> {
+    pub state: &'a GeneratorState,
+    pub layout: &'a Layout,
+    pub seq_bits: u32,
+}
+
+impl Stream<'_> {
+    /// Raises the stream so that its next IDs lie in ticks after the one holding `ms`.
+    pub fn raise_past_ms(&self, ms: i64) {
+        if let Some(tick) = self.layout.tick_of_ms(ms) {
+            self.state.raise_floor(tick, self.seq_bits);
+        }
+    }
+
+    /// The end (ms, exclusive) of the tick of `counter`, a counter of this stream; None for 0.
+    pub fn end_ms(&self, counter: u64) -> Option<i64> {
+        (counter != 0).then(|| self.layout.ms_of_tick((counter >> self.seq_bits) + 1))
+    }
+}
+
+/// The node's clock streams: Snowflake IDs first, then message IDs.
+pub fn streams(shared: &Shared) -> [Stream<'_>; 2] {
+    let g = node();
+    [
+        Stream {
+            state: &shared.generator,
+            layout: &g.layout,
+            seq_bits: g.seq_bits(),
+        },
+        Stream {
+            state: &shared.msgid,
+            layout: crate::msgid::clock_layout(),
+            seq_bits: pg_idgen_core::msgid::SEQUENCE_BITS,
+        },
+    ]
+}
+
 pub fn node() -> &'static Generator {
     NODE.get()
         .expect("pg_idgen: the node generator is set up while preloading")
@@ -162,8 +202,9 @@ pub fn restore_from_mark(shared: &Shared) {
         }
     }
     // The first ID after every start makes a reservation of its own (see PgReserver::extend).
-    shared.generator.reserved_tick.store(0, SeqCst);
-    shared.msgid.reserved_tick.store(0, SeqCst);
+    for s in streams(shared) {
+        s.state.reserved_tick.store(0, SeqCst);
+    }
     shared.mark_rewrite.store(true, SeqCst);
     shared.mark_ms.store(until.unwrap_or(0), SeqCst);
 }
@@ -178,23 +219,17 @@ pub fn record_stop(shared: &Shared) {
         return;
     }
     let g = node();
-    let msgid_layout = crate::msgid::clock_layout();
-    let snowflake_last = shared.generator.high_counter();
-    let msgid_last = shared.msgid.high_counter();
+    let [snowflake, msgid] = streams(shared);
+    let snowflake_last = snowflake.state.high_counter();
+    let msgid_last = msgid.state.high_counter();
     if snowflake_last == 0 && msgid_last == 0 {
         return;
     }
     // The end of the last tick of either stream: still a bound of every ID in milliseconds, for
     // a start under another layout.
-    let end_ms = |layout: &Layout, counter: u64, seq_bits: u32| {
-        (counter != 0).then(|| layout.ms_of_tick((counter >> seq_bits) + 1))
-    };
-    let until = end_ms(&g.layout, snowflake_last, g.seq_bits())
-        .max(end_ms(
-            msgid_layout,
-            msgid_last,
-            pg_idgen_core::msgid::SEQUENCE_BITS,
-        ))
+    let until = snowflake
+        .end_ms(snowflake_last)
+        .max(msgid.end_ms(msgid_last))
         .unwrap_or(0);
     let mark = Mark {
         reserved_until_ms: until,
@@ -244,15 +279,9 @@ fn check_layout_history(
 /// and the local mark file move up to it, never down. The shared state moves first, so a file
 /// that cannot be written still leaves this server's own generators above the record.
 pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
-    let g = node();
     let shared = shmem::shared();
-    if let Some(tick) = g.layout.tick_of_ms(reserved_until_ms - 1) {
-        shared.generator.raise_floor(tick, g.seq_bits());
-    }
-    if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(reserved_until_ms - 1) {
-        shared
-            .msgid
-            .raise_floor(tick, pg_idgen_core::msgid::SEQUENCE_BITS);
+    for s in streams(shared) {
+        s.raise_past_ms(reserved_until_ms - 1);
     }
     shared.mark_ms.fetch_max(reserved_until_ms, SeqCst);
     let dir = data_dir();
@@ -535,18 +564,9 @@ pub fn renew_reservations(
     if shared.mark_error().is_some() {
         return Ok(false);
     }
-    let msgid_layout = crate::msgid::clock_layout();
-    let streams = [
-        (&shared.generator, &node().layout, node().seq_bits()),
-        (
-            &shared.msgid,
-            msgid_layout,
-            pg_idgen_core::msgid::SEQUENCE_BITS,
-        ),
-    ];
     let mut wrote = false;
-    for ((st, layout, seq_bits), before) in streams.into_iter().zip(issued_before.iter_mut()) {
-        wrote |= renew_one(st, layout, seq_bits, before, stop)?;
+    for (s, before) in streams(shared).into_iter().zip(issued_before.iter_mut()) {
+        wrote |= renew_one(s.state, s.layout, s.seq_bits, before, stop)?;
     }
     Ok(wrote)
 }

@@ -35,11 +35,8 @@ mod idgen {
         }
         let shared = shmem::shared();
         crate::snowflake::check_can_generate(shared);
-        crate::snowflake::raise_floor_to_ms(ms);
-        if let Some(tick) = crate::msgid::clock_layout().tick_of_ms(ms) {
-            shared
-                .msgid
-                .raise_floor(tick, pg_idgen_core::msgid::SEQUENCE_BITS);
+        for s in crate::snowflake::streams(shared) {
+            s.raise_past_ms(ms);
         }
         // Reserve now, so the new floor is durable before this returns.
         let g = node();
