@@ -15,13 +15,13 @@ mod msgid;
 mod node;
 mod origin;
 mod pg;
+mod reserver;
 mod roles;
 mod segment;
 mod shmem;
 mod snowflake;
 mod status;
 mod wal;
-mod worker;
 
 pgrx::pg_module_magic!();
 
@@ -48,10 +48,10 @@ pub extern "C-unwind" fn _PG_init() {
     // SAFETY: called once from _PG_init, as PostgreSQL documents.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };
     snowflake::init_node();
-    lease::keeper::check_settings();
+    lease::keeper::check_lease_settings();
     wal::register();
     shmem::install_hooks();
-    worker::register();
+    reserver::register();
     segment::init();
     lease::keeper::register();
     roles::init();

@@ -18,8 +18,10 @@ const SEGMENTS_NAME: &std::ffi::CStr = c"pg_idgen segments";
 /// Everything the node's processes share.
 #[repr(C)]
 pub struct Shared {
-    pub generator: GeneratorState,
-    /// The clock and sequence of message IDs (seed 000), the same machinery as Snowflake's.
+    /// The clock and sequence of Snowflake IDs.
+    pub snowflake: GeneratorState,
+    /// The clock and sequence of message IDs (RongCloud's 80-bit format), the same machinery as
+    /// Snowflake's.
     pub msgid: GeneratorState,
     /// The durable mark as last written (ms): it only moves up, whichever generator moves it.
     pub mark_ms: std::sync::atomic::AtomicI64,

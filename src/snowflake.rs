@@ -111,7 +111,7 @@ pub fn streams(shared: &Shared) -> [Stream<'_>; 2] {
     let g = node();
     [
         Stream {
-            state: &shared.generator,
+            state: &shared.snowflake,
             layout: &g.layout,
             seq_bits: g.seq_bits(),
         },
@@ -184,17 +184,17 @@ pub fn restore_from_mark(shared: &Shared) {
         // layouts says none changed, and the mark names the layout (the record may be missing).
         Some(s) if same_layout && s.layout == g.layout.canonical_spec() => {
             shared
-                .generator
+                .snowflake
                 .restore_exact(s.snowflake_last, g.seq_bits());
             if let Some(f) = floor {
-                shared.generator.raise_floor(f, g.seq_bits());
+                shared.snowflake.raise_floor(f, g.seq_bits());
             }
             shared
                 .msgid
                 .restore_exact(s.msgid_last, pg_idgen_core::msgid::SEQUENCE_BITS);
         }
         _ => {
-            shared.generator.restore(tick, g.seq_bits());
+            shared.snowflake.restore(tick, g.seq_bits());
             let tick = until.and_then(|ms| msgid_layout.tick_of_ms(ms - 1));
             shared
                 .msgid
@@ -482,7 +482,7 @@ fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
     with_generator(|g| {
         let run = |cap: &dyn Fn() -> u64| {
             g.take_capped(
-                &shared.generator,
+                &shared.snowflake,
                 &PgClock,
                 &PgReserver(&g.layout),
                 want,
@@ -495,7 +495,7 @@ fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
             let cap = || g.layout.tick_of_ms(shared.lease.ceiling_ms()).unwrap_or(0);
             match shared.lease.under(crate::pg::time::mono_ns, || run(&cap)) {
                 Ok((w, r)) => (u64::from(w), r),
-                Err(fault) => crate::lease::fault_error(fault, shared).raise(),
+                Err(fault) => crate::lease::lease_fault_error(fault, shared).raise(),
             }
         } else {
             (g.worker(), run(&|| u64::MAX))
@@ -523,7 +523,7 @@ fn snowflake_next() -> i64 {
 pub fn raise_floor_to_ms(ms: i64) {
     let g = node();
     if let Some(tick) = g.layout.tick_of_ms(ms) {
-        shmem::shared().generator.raise_floor(tick, g.seq_bits());
+        shmem::shared().snowflake.raise_floor(tick, g.seq_bits());
     }
 }
 
@@ -531,7 +531,7 @@ pub fn raise_floor_to_ms(ms: i64) {
 /// holder reports.
 pub fn last_id_ms() -> Option<i64> {
     let g = node();
-    let (counter, _) = shmem::shared().generator.last();
+    let (counter, _) = shmem::shared().snowflake.last();
     (counter != 0).then(|| g.layout.ms_of_tick((counter >> g.seq_bits()) + 1) - 1)
 }
 

@@ -40,9 +40,9 @@ mod idgen {
         }
         // Reserve now, so the new floor is durable before this returns.
         let g = node();
-        let (counter, _) = shared.generator.last();
+        let (counter, _) = shared.snowflake.last();
         crate::snowflake::PgReserver(&g.layout)
-            .extend(&shared.generator, (counter >> g.seq_bits()) + 1, &|| None)
+            .extend(&shared.snowflake, (counter >> g.seq_bits()) + 1, &|| None)
             .map_err(|e| {
                 IdError::new(
                     PgSqlErrorCode::ERRCODE_IO_ERROR,
@@ -167,7 +167,7 @@ mod idgen_internal {
     > {
         let g = node();
         let shared = shmem::shared();
-        let st = &shared.generator;
+        let st = &shared.snowflake;
         let (counter, flag) = st.last();
         let issued = st.stats.issued.load(Relaxed) as i64;
         let now = now_ms();

@@ -41,7 +41,7 @@ const RELEASE_SQL: &str =
     "SELECT idgen.worker_release($1::int, $2, to_timestamp($3::float8 / 1000), $4::int8)";
 
 /// Refuses to start the server on lease settings that cannot work; called while preloading.
-pub fn check_settings() {
+pub fn check_lease_settings() {
     if !gucs::lease_mode() {
         return;
     }

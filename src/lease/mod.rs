@@ -115,7 +115,7 @@ fn keeper_error(st: &LeaseStatus) -> Option<String> {
 }
 
 /// The ERROR for a Snowflake ID that cannot be made because the lease is missing or lapsed.
-pub fn fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
+pub fn lease_fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
     let why = keeper_error(&shared.lease_status)
         .map(|e| format!("The lease keeper reports: {e}"))
         .unwrap_or_else(|| "The lease keeper has not reported an error.".into());

@@ -1,4 +1,5 @@
-//! Worker-id leases on the coordinator (seed 001's worker table, seed 004's database assigner):
+//! Worker-id leases on the coordinator (the worker table of the "raindrop" configurable Snowflake,
+//! and a database as the worker-id assigner):
 //! the table `idgen.workers` and `idgen.worker_acquire / heartbeat / release`, for app servers
 //! that run their own Snowflake library and for pg_idgen nodes in lease mode.
 //!

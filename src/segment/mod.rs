@@ -71,7 +71,7 @@ pub(crate) fn unreadable_row(func: &str, name: &str, e: impl std::fmt::Display) 
     .hint("idgen.segments must keep the columns and types pg_idgen created.")
 }
 
-fn fault_error(f: Fault, name: &str) -> IdError {
+fn segment_fault_error(f: Fault, name: &str) -> IdError {
     match f {
         Fault::NotFound => unknown_type(name),
         Fault::Overflow => IdError::new(
@@ -214,7 +214,7 @@ fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
             }
             Some(Take::Failed(f)) => {
                 drop(waiter.take());
-                fault_error(f, name).raise();
+                segment_fault_error(f, name).raise();
             }
             Some(Take::Wait { .. }) => {
                 refuse_on_standby();
@@ -293,7 +293,8 @@ fn alloc_range(key: &Key, name: &str) -> Range {
             Some((range, 0)) => return range,
             Some((_, code)) => {
                 drop(waiter);
-                fault_error(Fault::from_code(code).unwrap_or(Fault::WorkerGone), name).raise();
+                segment_fault_error(Fault::from_code(code).unwrap_or(Fault::WorkerGone), name)
+                    .raise();
             }
             None => {}
         }

@@ -102,7 +102,7 @@ mod idgen {
 
     use crate::errors::{invalid, out_of_range, required, IdError};
     use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type, unreadable_row};
-    use pg_idgen_core::segment::check_settings;
+    use pg_idgen_core::segment::check_type_settings;
 
     /// Registers a business type whose IDs start above `start_id`.
     #[pg_extern(volatile, parallel_unsafe)]
@@ -121,7 +121,8 @@ mod idgen {
         let step = required(F, "step", step);
         let delta = required(F, "delta", delta);
         let remainder = required(F, "remainder", remainder);
-        if let Err(msg) = check_settings(start_id, step as i64, delta as i64, remainder as i64) {
+        if let Err(msg) = check_type_settings(start_id, step as i64, delta as i64, remainder as i64)
+        {
             invalid(format!("{F}: {msg}")).raise();
         }
         if start_id.checked_add(step as i64).is_none() {
@@ -193,7 +194,9 @@ mod idgen {
             unknown_type(name).raise()
         };
         if let Some(step) = step {
-            if let Err(msg) = check_settings(max_id, step as i64, delta as i64, remainder as i64) {
+            if let Err(msg) =
+                check_type_settings(max_id, step as i64, delta as i64, remainder as i64)
+            {
                 invalid(format!("{F}: {msg}")).raise();
             }
         }

@@ -169,7 +169,7 @@ mod tests {
             1_288_834_974_657
         );
         assert_eq!(parse_utc_ms("1288834974657").unwrap(), 1_288_834_974_657);
-        // Westid's epoch is given in +08:00 in seed 004.
+        // Westid's epoch is given in +08:00 by its authors.
         assert_eq!(
             parse_utc_ms("2017-03-24T17:04:43.706+08:00").unwrap(),
             1_490_346_283_706

@@ -1,13 +1,13 @@
 //! The Snowflake generator: one logical clock per node, advanced by compare-and-swap on one packed
 //! 64-bit word, so IDs are unique and strictly increasing across every process that shares the
-//! state (design rule 1), whatever the wall clock does (rules 2, 3 and 5).
+//! state (README guarantee 1), whatever the wall clock does (guarantees 2, 3 and 4).
 //!
 //! The state word is a counter `c = tick << sequence_bits | sequence`; the next range of IDs starts
 //! at `max(now << sequence_bits, c + 1)`. Overflowing the sequence therefore borrows the next tick
 //! instead of wrapping, and a wall clock that steps back leaves the logical clock where it was.
 //! How far the logical clock may run ahead of the wall clock is the policy's bound; beyond it the
 //! caller waits (up to `max_wait`) and then gets an error, never a repeated ID. Under the rollback
-//! policy (seed 001) the word's top bit is the layout's rollback flag.
+//! policy (the configurable Snowflake's clock-rollback bit) the word's top bit is the layout's rollback flag.
 //!
 //! The state lives wherever the caller puts it: in PostgreSQL shared memory for the extension, on
 //! the heap for the tests, which run the same code from many threads with an injected clock.
@@ -18,7 +18,7 @@ use super::layout::{Field, Layout};
 
 const FLAG_BIT: u64 = 1 << 63;
 
-/// What to do when the wall clock is behind the logical clock (design rule 2).
+/// What to do when the wall clock is behind the logical clock (README guarantee 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockPolicy {
     /// Go on counting from the last ID while the wall clock catches up, up to `max_ahead` ticks
@@ -146,7 +146,7 @@ pub trait Clock {
     fn sleep_ms(&self, ms: u64) -> Result<(), GenError>;
 }
 
-/// Makes ticks durable before IDs in them are handed out (design rule 3). `reserve(tick)` must
+/// Makes ticks durable before IDs in them are handed out (README guarantee 3). `reserve(tick)` must
 /// not return until `state.reserved_tick >= tick` is durable.
 pub trait Reserver {
     fn reserve(&self, state: &GeneratorState, tick: u64) -> Result<(), GenError>;

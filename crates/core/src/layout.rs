@@ -13,7 +13,7 @@ use super::presets::{self, Preset};
 pub use super::field::Field;
 
 /// The clock unit a layout counts in. Sonyflake's 10 ms is why this is a multiple of a millisecond
-/// rather than a closed list; seed 001's units (ms, s, min, hour, day) are the named ones.
+/// rather than a closed list; the configurable Snowflake's units (ms, s, min, hour, day) are the named ones.
 pub fn parse_unit_ms(s: &str) -> Result<u64, String> {
     let named = match s {
         "ms" | "millisecond" | "milliseconds" => Some(1),

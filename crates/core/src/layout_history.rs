@@ -1,4 +1,4 @@
-//! A node's earlier layouts, and what they ask of a new one (design rule 3 across a change of
+//! A node's earlier layouts, and what they ask of a new one (README guarantee 3 across a change of
 //! `idgen.layout` between restarts).
 //!
 //! The durable mark bounds the *time* of every ID a node made, but two layouts put the same time

@@ -1,4 +1,4 @@
-//! A node's worker-id lease as its processes share it (design rule 4).
+//! A node's worker-id lease as its processes share it (README guarantee 7).
 //!
 //! In lease mode the node's worker id is not a setting: a background worker leases one from a
 //! coordinator database and renews it. Every process that makes Snowflake IDs reads the lease

@@ -1,7 +1,7 @@
-//! Segment mode (seed 002, Tinyid on Meituan's Leaf): number ranges per business type.
+//! Segment mode (Didi's Tinyid on Meituan's Leaf): number ranges per business type.
 //!
 //! A range is `(max_id, max_id + step]` filtered to `id ≡ remainder (mod delta)`, so several
-//! databases with the same `delta` and distinct remainders never hand out the same ID (seed 002's
+//! databases with the same `delta` and distinct remainders never hand out the same ID (Tinyid's
 //! odd/even split). A type's state is a double buffer: callers take from the current range, and
 //! once a set share of it is used the next range is asked for, so that in steady state nobody
 //! waits for the table. The step grows and shrinks as in Leaf. Nothing here knows PostgreSQL;
@@ -80,7 +80,12 @@ impl Range {
 }
 
 /// Checks a type's settings as `segment_create` takes them; the message says what is wrong.
-pub fn check_settings(max_id: i64, step: i64, delta: i64, remainder: i64) -> Result<(), String> {
+pub fn check_type_settings(
+    max_id: i64,
+    step: i64,
+    delta: i64,
+    remainder: i64,
+) -> Result<(), String> {
     if max_id < 0 {
         return Err(format!("start_id is {max_id}; it must be 0 or more"));
     }
@@ -106,7 +111,7 @@ pub fn check_settings(max_id: i64, step: i64, delta: i64, remainder: i64) -> Res
 
 /// The range that follows `max_id` with this step, or the fault that prevents it.
 pub fn plan_range(max_id: i64, step: i64, delta: i64, remainder: i64) -> Result<Range, Fault> {
-    check_settings(max_id, step, delta, remainder).map_err(|_| Fault::BadRow)?;
+    check_type_settings(max_id, step, delta, remainder).map_err(|_| Fault::BadRow)?;
     let end = max_id.checked_add(step).ok_or(Fault::Overflow)?;
     let range = Range {
         start: max_id,

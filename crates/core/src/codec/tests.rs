@@ -113,7 +113,7 @@ fn bad_text_is_refused_with_a_reason() {
             ch: 'g'
         })
     );
-    // 0, 1, I and O are not in seed 000's alphabet.
+    // 0, 1, I and O are not in the message-ID alphabet (they are easily misread).
     assert!(matches!(
         decode("2222222222220", Base::Base32),
         Err(DecodeError::Char { position: 13, .. })

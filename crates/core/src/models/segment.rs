@@ -1,5 +1,5 @@
 //! Segment allocation, model-checked: two databases splitting one business type's IDs by
-//! remainder (seed 002's odd/even split), callers taking IDs from each one's double buffer, its
+//! remainder (Tinyid's odd/even split), callers taking IDs from each one's double buffer, its
 //! allocator claiming refills and whole ranges for clients, committing them (or rolling back, or
 //! exiting between its commit and its publish), an administrator dropping and creating the type
 //! again (committing or rolling back), and crashes that lose shared memory and every open

@@ -86,22 +86,26 @@ fn ranges_at_the_top_of_bigint() {
 
 #[test]
 fn bad_settings_are_refused_with_a_reason() {
-    assert!(check_settings(-1, 10, 1, 0)
+    assert!(check_type_settings(-1, 10, 1, 0)
         .unwrap_err()
         .contains("start_id"));
-    assert!(check_settings(0, 0, 1, 0).unwrap_err().contains("step"));
-    assert!(check_settings(0, 10, 0, 0).unwrap_err().contains("delta"));
-    assert!(check_settings(0, 10, 2, 2)
+    assert!(check_type_settings(0, 0, 1, 0)
+        .unwrap_err()
+        .contains("step"));
+    assert!(check_type_settings(0, 10, 0, 0)
+        .unwrap_err()
+        .contains("delta"));
+    assert!(check_type_settings(0, 10, 2, 2)
         .unwrap_err()
         .contains("remainder"));
-    assert!(check_settings(0, 10, 2, -1)
+    assert!(check_type_settings(0, 10, 2, -1)
         .unwrap_err()
         .contains("remainder"));
-    assert!(check_settings(0, 2, 3, 0)
+    assert!(check_type_settings(0, 2, 3, 0)
         .unwrap_err()
         .contains("below delta"));
     assert_eq!(plan_range(0, 0, 1, 0), Err(Fault::BadRow));
-    assert!(check_settings(0, 3, 3, 2).is_ok());
+    assert!(check_type_settings(0, 3, 3, 2).is_ok());
 }
 
 #[test]
