@@ -5,6 +5,7 @@ use std::ptr::null_mut;
 
 use pgrx::pg_sys;
 
+use crate::pg::lwlock::LwLockGuard;
 use crate::pg::shared_text::SharedText;
 use crate::segment;
 use crate::snowflake;
@@ -84,7 +85,8 @@ unsafe extern "C-unwind" fn shmem_startup() {
         }
         // AddinShmemInitLock is a C macro: &MainLWLockArray[21].lock.
         let init_lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock;
-        pg_sys::LWLockAcquire(init_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+        // Released when the guard drops, also if restoring the mark raises an ERROR.
+        let init_guard = LwLockGuard::exclusive(init_lock);
         let mut found = false;
         let p = pg_sys::ShmemInitStruct(
             SHMEM_NAME.as_ptr(),
@@ -106,7 +108,7 @@ unsafe extern "C-unwind" fn shmem_startup() {
             &mut seg_found,
         ) as *mut u8;
         segment::attach(seg, seg_found);
-        pg_sys::LWLockRelease(init_lock);
+        drop(init_guard);
         if !pg_sys::IsUnderPostmaster && !EXIT_CALLBACK {
             EXIT_CALLBACK = true;
             pg_sys::on_shmem_exit(Some(postmaster_exit), pg_sys::Datum::from(0));
