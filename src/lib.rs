@@ -49,8 +49,8 @@ pub extern "C-unwind" fn _PG_init() {
     unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };
     snowflake::init_node();
     lease::keeper::check_lease_settings();
-    wal::register();
-    shmem::install_hooks();
+    wal::register(snowflake::replay_mark);
+    shmem::install_hooks(snowflake::restore_from_mark, snowflake::record_stop);
     reserver::register();
     segment::init();
     lease::keeper::register();

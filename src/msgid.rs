@@ -9,7 +9,6 @@
 // pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).
 #![allow(clippy::type_complexity)]
 
-use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
@@ -20,16 +19,9 @@ use crate::pg::time::{ms_of_ts, ts_of_ms};
 use crate::shmem;
 use crate::snowflake::{check_can_generate, to_id_error, warn_step, PgClock, PgReserver};
 use pg_idgen_core::generator::{ClockPolicy, Generator};
-use pg_idgen_core::layout::Layout;
 use pg_idgen_core::msgid::{self as format, MsgId};
 
-static LAYOUT: OnceCell<Layout> = OnceCell::new();
-
-/// Message IDs' clock: 42 bits of milliseconds from 1970 and 12 bits of sequence.
-pub fn clock_layout() -> &'static Layout {
-    LAYOUT
-        .get_or_init(|| Layout::parse(format::LAYOUT_SPEC).expect("the message-ID layout is valid"))
-}
+pub use crate::snowflake::msgid_layout as clock_layout;
 
 thread_local! {
     static CURRENT: BackendGenerator = const { BackendGenerator::new() };

@@ -1,20 +1,50 @@
-//! pg_idgen's shared memory: one block, requested while preloading and set up once per
-//! postmaster life (again after every crash, when the postmaster wipes shared memory).
+//! pg_idgen's shared memory: the node's block (its clock streams, the durable mark, the lease),
+//! and the blocks other subsystems add (`add_region`), requested while preloading and set up once
+//! per postmaster life (again after every crash, when the postmaster wipes shared memory). It
+//! knows no feature: what the node does at the first attach and at the postmaster's exit comes in
+//! through `install_hooks`.
 
 use std::ptr::null_mut;
 
 use pgrx::pg_sys;
 
+use std::ffi::CStr;
+use std::sync::{Mutex, OnceLock};
+
 use crate::pg::lwlock::LwLockGuard;
 use crate::pg::shared_text::SharedText;
-use crate::segment;
-use crate::snowflake;
 use pg_idgen_core::generator::GeneratorState;
 
 const SHMEM_NAME: &std::ffi::CStr = c"pg_idgen";
 const TRANCHE: &std::ffi::CStr = c"pg_idgen";
 const LOCKS: i32 = 2;
-const SEGMENTS_NAME: &std::ffi::CStr = c"pg_idgen segments";
+
+/// Another subsystem's block (segment mode's cache), requested and attached with the node's, so
+/// that this file knows no feature.
+pub struct Region {
+    pub name: &'static CStr,
+    /// Bytes to request; called in the postmaster's shmem-request phase.
+    pub size: fn() -> usize,
+    /// Lays out the block (initialises it when `found` is false).
+    ///
+    /// # Safety
+    /// Called with a pointer to `size()` bytes of shared memory, the same in every process.
+    pub attach: unsafe fn(base: *mut u8, found: bool),
+}
+
+static REGIONS: Mutex<Vec<Region>> = Mutex::new(Vec::new());
+/// What the node does when its block is first set up (once per shared-memory lifetime: the
+/// durable mark restores the clocks), and at the postmaster's exit (the clean-stop record).
+static ON_FIRST_ATTACH: OnceLock<fn(&Shared)> = OnceLock::new();
+static ON_POSTMASTER_EXIT: OnceLock<fn(&Shared)> = OnceLock::new();
+
+/// Adds a block; from `_PG_init` while preloading.
+pub fn add_region(region: Region) {
+    REGIONS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(region);
+}
 
 /// Everything the node's processes share.
 #[repr(C)]
@@ -34,7 +64,7 @@ pub struct Shared {
     pub mark_rewrite: std::sync::atomic::AtomicBool,
     /// The worker id leased from a coordinator (lease mode), and the keeper's report.
     pub lease: pg_idgen_core::lease::LeaseCell,
-    pub lease_status: crate::lease::LeaseStatus,
+    pub lease_status: crate::node::lease_status::LeaseStatus,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
     /// Also set when WAL replay could not write a replayed mark into the file.
     pub mark_error: SharedText<512>,
@@ -52,7 +82,9 @@ static mut PREV_STARTUP: pg_sys::shmem_startup_hook_type = None;
 static mut EXIT_CALLBACK: bool = false;
 
 /// Installs the hooks; called from `_PG_init` while preloading.
-pub fn install_hooks() {
+pub fn install_hooks(on_first_attach: fn(&Shared), on_postmaster_exit: fn(&Shared)) {
+    let _ = ON_FIRST_ATTACH.set(on_first_attach);
+    let _ = ON_POSTMASTER_EXIT.set(on_postmaster_exit);
     // SAFETY: _PG_init runs once, single-threaded, in the postmaster, before any hook fires.
     unsafe {
         PREV_REQUEST = pg_sys::shmem_request_hook;
@@ -70,7 +102,9 @@ unsafe extern "C-unwind" fn shmem_request() {
             prev();
         }
         pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>());
-        pg_sys::RequestAddinShmemSpace(segment::shmem_size());
+        for r in REGIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            pg_sys::RequestAddinShmemSpace((r.size)());
+        }
         pg_sys::RequestNamedLWLockTranche(TRANCHE.as_ptr(), LOCKS);
     }
 }
@@ -98,16 +132,16 @@ unsafe extern "C-unwind" fn shmem_startup() {
             std::ptr::write_bytes(p as *mut u8, 0, std::mem::size_of::<Shared>());
             SHARED = p;
             (*p).lease_status.reset();
-            snowflake::restore_from_mark(&*p);
+            if let Some(f) = ON_FIRST_ATTACH.get() {
+                f(&*p);
+            }
         }
         SHARED = p;
-        let mut seg_found = false;
-        let seg = pg_sys::ShmemInitStruct(
-            SEGMENTS_NAME.as_ptr(),
-            segment::shmem_size(),
-            &mut seg_found,
-        ) as *mut u8;
-        segment::attach(seg, seg_found);
+        for r in REGIONS.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            let mut found = false;
+            let base = pg_sys::ShmemInitStruct(r.name.as_ptr(), (r.size)(), &mut found) as *mut u8;
+            (r.attach)(base, found);
+        }
         drop(init_guard);
         if !pg_sys::IsUnderPostmaster && !EXIT_CALLBACK {
             EXIT_CALLBACK = true;
@@ -124,7 +158,9 @@ unsafe extern "C-unwind" fn postmaster_exit(_code: i32, _arg: pg_sys::Datum) {
     let shared = unsafe { SHARED };
     if !shared.is_null() {
         // SAFETY: the block stays mapped until the postmaster has exited.
-        snowflake::record_stop(unsafe { &*shared });
+        if let Some(f) = ON_POSTMASTER_EXIT.get() {
+            f(unsafe { &*shared });
+        }
     }
 }
 

@@ -117,10 +117,18 @@ pub fn streams(shared: &Shared) -> [Stream<'_>; 2] {
         },
         Stream {
             state: &shared.msgid,
-            layout: crate::msgid::clock_layout(),
+            layout: msgid_layout(),
             seq_bits: pg_idgen_core::msgid::SEQUENCE_BITS,
         },
     ]
+}
+
+/// Message IDs' clock: 42 bits of milliseconds from 1970 and 12 bits of sequence.
+pub fn msgid_layout() -> &'static Layout {
+    static LAYOUT: OnceCell<Layout> = OnceCell::new();
+    LAYOUT.get_or_init(|| {
+        Layout::parse(pg_idgen_core::msgid::LAYOUT_SPEC).expect("the message-ID layout is valid")
+    })
 }
 
 pub fn node() -> &'static Generator {
@@ -178,7 +186,7 @@ pub fn restore_from_mark(shared: &Shared) {
             pgrx::warning!("pg_idgen: {e}; snowflake_next() is disabled");
         }
     }
-    let msgid_layout = crate::msgid::clock_layout();
+    let msgid_layout = msgid_layout();
     match stopped {
         // The exact counters are in the units of the layout they were made with: the record of
         // layouts says none changed, and the mark names the layout (the record may be missing).
@@ -272,6 +280,18 @@ fn check_layout_history(
             Ok((start_ms, true))
         }
         Verdict::Refused(why) => Err(why),
+    }
+}
+
+/// A mark record replayed from the WAL (`wal::register`'s callback). An ERROR here would stop
+/// recovery, and with it the whole server: when the mark file cannot be written, the shared
+/// state did move up, and generation stays off until the file is repaired and the server
+/// restarted (README guarantee 3).
+pub fn replay_mark(reserved_until_ms: i64) {
+    if let Err(e) = apply_replayed_mark(reserved_until_ms) {
+        let msg = format!("a mark replayed from the WAL could not be written: {e}");
+        shmem::shared().set_mark_error(&msg);
+        pgrx::warning!("pg_idgen: {msg}; Snowflake and message IDs are disabled until pg_idgen.mark is repaired and the server restarted");
     }
 }
 

@@ -31,8 +31,14 @@ fn rmgr_id() -> u8 {
     gucs::WAL_RMGR_ID.get() as u8
 }
 
+/// What a replayed mark record does (the node's clocks and mark file move up to it); set once.
+static ON_REPLAY: std::sync::OnceLock<fn(i64)> = std::sync::OnceLock::new();
+
 /// Registers the resource manager; from `_PG_init` while preloading, as PostgreSQL requires.
-pub fn register() {
+/// `on_replay` applies each mark record replayed (crash recovery, a standby); it must not raise
+/// an ERROR, which would stop recovery and with it the whole server.
+pub fn register(on_replay: fn(i64)) {
+    let _ = ON_REPLAY.set(on_replay);
     // SAFETY: RMGR is a static that outlives the server; registration happens once, in the
     // postmaster, before any WAL is read or written.
     unsafe { pg_sys::RegisterCustomRmgr(rmgr_id(), &raw mut RMGR) };
@@ -75,13 +81,8 @@ unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     // SAFETY: called by the startup process with a valid record of ours.
     match unsafe { mark_of(record) } {
         Some(ms) => {
-            if let Err(e) = crate::snowflake::apply_replayed_mark(ms) {
-                // An error here would stop recovery, and with it the whole server. The shared
-                // state did move up; the file did not, so generation stays off until the file
-                // is repaired and the server restarted (README guarantee 3).
-                let msg = format!("a mark replayed from the WAL could not be written: {e}");
-                crate::shmem::shared().set_mark_error(&msg);
-                pgrx::warning!("pg_idgen: {msg}; Snowflake and message IDs are disabled until pg_idgen.mark is repaired and the server restarted");
+            if let Some(on_replay) = ON_REPLAY.get() {
+                on_replay(ms);
             }
         }
         None => pgrx::error!("pg_idgen: malformed Snowflake mark record in the WAL"),

@@ -4,14 +4,11 @@
 // pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).
 #![allow(clippy::type_complexity)]
 
-use std::sync::atomic::Ordering::{Relaxed, Release};
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
-
 use pgrx::prelude::*;
 
 use crate::errors::{not_ready, IdError};
 use crate::gucs;
-use crate::pg::shared_text::SharedText;
+pub use crate::node::lease_status::{KeeperState, LeaseStatus};
 use crate::shmem::Shared;
 use pg_idgen_core::lease::LeaseFault;
 
@@ -20,79 +17,6 @@ mod libpq;
 mod sql;
 
 use crate::pg::time::mono_ns;
-
-/// What the keeper is doing, for `idgen.worker_status`.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u32)]
-pub enum KeeperState {
-    Acquiring = 1,
-    Leased = 2,
-    Retrying = 3,
-    Lapsed = 4,
-    Stopped = 5,
-}
-
-impl KeeperState {
-    fn name(v: u32) -> &'static str {
-        match v {
-            0 => "starting",
-            1 => "acquiring",
-            2 => "leased",
-            3 => "renewal failing",
-            4 => "lapsed",
-            _ => "stopped",
-        }
-    }
-}
-
-/// The keeper's report in shared memory. One writer (the keeper); readers may see fields of two
-/// consecutive updates, which only informs.
-#[repr(C)]
-pub struct LeaseStatus {
-    pub state: AtomicU32,
-    pub worker_id: AtomicI64,
-    pub lease_no: AtomicI64,
-    pub acquired_ms: AtomicI64,
-    pub expires_ms: AtomicI64,
-    pub renewed_ms: AtomicI64,
-    pub start_after_ms: AtomicI64,
-    pub acquisitions: AtomicU64,
-    pub renewals: AtomicU64,
-    pub failures: AtomicU64,
-    pub started_ms: AtomicI64,
-    pub first_lease_ms: AtomicI64,
-    error: SharedText<256>,
-    code: SharedText<256>,
-}
-
-impl LeaseStatus {
-    /// Called at every shared-memory initialisation (the block is zeroed before).
-    pub fn reset(&self) {
-        self.worker_id.store(-1, Relaxed);
-        self.start_after_ms.store(i64::MIN, Relaxed);
-        self.first_lease_ms.store(-1, Relaxed);
-    }
-
-    pub fn set_state(&self, s: KeeperState) {
-        self.state.store(s as u32, Release);
-    }
-
-    pub fn set_error(&self, msg: &str) {
-        self.error.set(msg);
-    }
-
-    pub fn set_code(&self, code: &str) {
-        self.code.set(code);
-    }
-
-    pub fn error(&self) -> Option<String> {
-        self.error.get()
-    }
-
-    pub fn code(&self) -> Option<String> {
-        self.code.get()
-    }
-}
 
 /// The keeper's last error as the current role may see it. Connection errors name the
 /// coordinator's host, port and user, which come from `idgen.worker_lease_conninfo`, a setting

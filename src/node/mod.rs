@@ -2,3 +2,4 @@
 //! clock streams, the mark and the reserver move here from `snowflake.rs` and `shmem.rs`.)
 
 pub mod backend_generator;
+pub mod lease_status;

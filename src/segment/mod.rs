@@ -7,6 +7,7 @@
 
 mod allocator;
 mod cache;
+mod catalog;
 mod sql;
 
 use std::cell::RefCell;
@@ -21,10 +22,13 @@ use crate::gucs;
 use cache::{Key, RequestState};
 use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
 
-pub use cache::{attach, shmem_size};
-
 /// From _PG_init: an allocator leaves its database as soon as a DROP DATABASE of it starts.
 pub fn init() {
+    crate::shmem::add_region(crate::shmem::Region {
+        name: c"pg_idgen segments",
+        size: cache::shmem_size,
+        attach: cache::attach,
+    });
     crate::pg::dropdb_hook::before_drop_database(allocator::leave);
 }
 
@@ -112,7 +116,7 @@ fn resolve(key: &Key, name: &str) -> (usize, u64) {
     if let Some(hit) = SLOTS.with(|m| m.borrow().get(key.name_bytes()).copied()) {
         return hit;
     }
-    if !sql::type_exists(name) {
+    if !catalog::type_exists(name) {
         unknown_type(name).raise();
     }
     let found = cache::find_or_insert(key).unwrap_or_else(|| {

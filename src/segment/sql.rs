@@ -5,95 +5,6 @@
 #![allow(clippy::type_complexity)]
 
 use pgrx::prelude::*;
-use pgrx::{pg_sys, PgTryBuilder};
-
-use crate::pg::spi_read::{one_i64, Arg};
-
-/// Whether a business type exists, as the caller's transaction sees it. Everyone may call
-/// segment_next(), but only administrators may read idgen.segments: the lookup runs as the
-/// bootstrap superuser, with every operator schema-qualified so the caller's search_path cannot
-/// put its own code in it. Read-only SPI, which takes no transaction id: segment_next() runs in
-/// the leader of parallel plans (pg/spi_read.rs). (No SQL helper: this binary must also serve an
-/// extension whose SQL is still at an older version, before ALTER EXTENSION ... UPDATE.)
-pub(super) fn type_exists(name: &str) -> bool {
-    let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
-    // SAFETY: saving and switching the current user id, as SECURITY DEFINER functions do; an
-    // ERROR in between is unwound by PgTryBuilder's finally, and (sub)transaction abort restores
-    // it as well.
-    unsafe {
-        pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
-        pg_sys::SetUserIdAndSecContext(
-            pg_sys::Oid::from(pg_sys::BOOTSTRAP_SUPERUSERID),
-            context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
-        );
-    }
-    let found = PgTryBuilder::new(|| {
-        one_i64(
-            "SELECT 1 FROM idgen.segments WHERE biz_type OPERATOR(pg_catalog.=) $1",
-            &[Arg::Text(name)],
-        )
-    })
-    .finally(|| {
-        // SAFETY: restores what was saved above.
-        unsafe { pg_sys::SetUserIdAndSecContext(user, context) }
-    })
-    .execute();
-    match found {
-        Ok(found) => found.is_some(),
-        Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
-            .raise(),
-    }
-}
-
-/// The highest value held by the integer columns of this database whose default is
-/// `segment_next('<name>')` (0 if none): a type created (again) goes on above them. After a
-/// restore that could not bring `idgen.segments` back (a database owner who may not write it), or
-/// a type deleted with its retired row, this is what keeps `segment_create` from starting below
-/// IDs the application already holds. Read as the caller: a column it may not read is an error.
-fn above_columns(name: &str) -> i64 {
-    let queries = Spi::connect(|c| {
-        c.select(
-            "SELECT format('SELECT max(%I)::bigint FROM %s', a.attname, cl.oid::pg_catalog.regclass),
-                    format('%s.%I', cl.oid::pg_catalog.regclass, a.attname)
-               FROM pg_catalog.pg_attrdef d
-               JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-               JOIN pg_catalog.pg_class cl ON cl.oid = d.adrelid
-              WHERE cl.relkind IN ('r', 'p') AND NOT cl.relispartition AND NOT a.attisdropped
-                AND a.atttypid IN ('pg_catalog.int8'::pg_catalog.regtype, 'pg_catalog.int4'::pg_catalog.regtype,
-                                   'pg_catalog.numeric'::pg_catalog.regtype)
-                AND pg_catalog.strpos(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
-                                      'segment_next(' OPERATOR(pg_catalog.||) pg_catalog.quote_literal($1)
-                                      OPERATOR(pg_catalog.||) '::text)') > 0",
-            None,
-            &[name.into()],
-        )?
-        .map(|row| Ok((row.get::<String>(1)?, row.get::<String>(2)?)))
-        .collect::<Result<Vec<_>, pgrx::spi::Error>>()
-    })
-    .unwrap_or_else(|e| {
-        crate::errors::internal(format!("idgen.segment_create: could not look for columns using \"{name}\": {e}"))
-            .raise()
-    });
-    let mut top = 0;
-    for (query, column) in queries {
-        let (Some(query), Some(column)) = (query, column) else {
-            continue;
-        };
-        let held = Spi::get_one::<i64>(&query).unwrap_or_else(|e| {
-            crate::errors::internal(format!(
-                "idgen.segment_create: could not read {column}: {e}"
-            ))
-            .raise()
-        });
-        if let Some(held) = held.filter(|h| *h > top) {
-            pgrx::notice!(
-                "business type \"{name}\": column {column} (default segment_next('{name}')) already holds IDs up to {held}: the type starts above them"
-            );
-            top = held;
-        }
-    }
-    top
-}
 
 #[pg_schema]
 mod idgen {
@@ -131,7 +42,7 @@ mod idgen {
             ))
             .raise();
         }
-        let start_id = start_id.max(super::above_columns(name));
+        let start_id = start_id.max(crate::segment::catalog::above_columns(name));
         let inserted = Spi::connect_mut(|c| {
             c.update(
                 "INSERT INTO idgen.segments (biz_type, max_id, step, delta, remainder, description) \
