@@ -49,7 +49,7 @@ if [ "$PG" = 15 ]; then
   step "cargo clippy" cargo clippy --all-targets --features "$PG_FEATURES pg_test" --no-default-features -- -D warnings
   step "cargo clippy (core crate)" cargo clippy -p pg_idgen_core --all-targets -- -D warnings
   step "released SQL scripts unchanged" bash tests/check_released.sh
-  step "no new import circle between files" bash tests/module_cycles.sh
+  step "no import circle between files" bash tests/module_cycles.sh
   # The core crate needs no PostgreSQL: its unit tests, and the models in a release build.
   cargo_tests "core crate: unit tests and models" cargo test -p pg_idgen_core --release -- --include-ignored
 fi
