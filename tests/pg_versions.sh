@@ -48,7 +48,7 @@ PY
 # signed .dsc gives. The tarball comes straight from the pool of this machine's Debian mirror;
 # when the mirror no longer has 17.11, `apt-get source` with a private apt configuration (one
 # deb-src line for trixie) fetches whatever 17.x trixie has, verified by apt. Built once
-# (about 4 minutes on 2 cores) into $PG_VERSIONS_DIR/pg17 and kept; prints its pg_config.
+# (5 to 7 minutes on 2 cores) into $PG_VERSIONS_DIR/pg17 and kept; prints its pg_config.
 PG17_VERSION=17.11
 PG17_SHA256=dd27f2b3c59e73ed14aa3324901242bf69a032a6347805f274e6260322d42979
 pg17_build() {
