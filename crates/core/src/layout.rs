@@ -138,33 +138,29 @@ impl std::fmt::Display for LayoutError {
 impl Layout {
     /// Parses and validates a spec string (see the module comment).
     pub fn parse(spec: &str) -> Result<Layout, LayoutError> {
-        match spec.split_whitespace().next() {
-            Some(first)
-                if !first.contains('=') && presets::find(&first.to_ascii_lowercase()).is_none() =>
-            {
-                Err(LayoutError::UnknownPreset(format!(
-                    "unknown layout \"{}\"; known layouts: {}",
-                    first.to_ascii_lowercase(),
-                    presets::names().collect::<Vec<_>>().join(", ")
-                )))
+        let mut words = spec.split_whitespace().peekable();
+        let (base, named_preset) = match words.next_if(|w| !w.contains('=')) {
+            Some(first) => {
+                let name = first.to_ascii_lowercase();
+                let p = presets::find(&name).ok_or_else(|| {
+                    LayoutError::UnknownPreset(format!(
+                        "unknown layout \"{name}\"; known layouts: {}",
+                        presets::names().collect::<Vec<_>>().join(", ")
+                    ))
+                })?;
+                (LayoutSpec::of_preset(p), true)
             }
-            _ => Layout::parse_spec(spec).map_err(LayoutError::Invalid),
-        }
+            None => (LayoutSpec::of_preset(&presets::PRESETS[0]), false),
+        };
+        Layout::with_overrides(base, named_preset, words).map_err(LayoutError::Invalid)
     }
 
-    fn parse_spec(spec: &str) -> Result<Layout, String> {
-        let mut words = spec.split_whitespace().peekable();
-        let named_preset = words.peek().is_some_and(|w| !w.contains('='));
-        let mut s = match words.peek() {
-            Some(first) if !first.contains('=') => {
-                let name = first.to_ascii_lowercase();
-                words.next();
-                // `parse` has refused unknown names.
-                let p = presets::find(&name).ok_or_else(|| format!("unknown layout \"{name}\""))?;
-                LayoutSpec::of_preset(p)
-            }
-            _ => LayoutSpec::of_preset(&presets::PRESETS[0]),
-        };
+    /// The preset (or the default) with the spec's `key=value` overrides, validated.
+    fn with_overrides<'a>(
+        mut s: LayoutSpec,
+        named_preset: bool,
+        words: impl Iterator<Item = &'a str>,
+    ) -> Result<Layout, String> {
         let mut custom = false;
         let mut order_given = false;
         for word in words {
