@@ -97,8 +97,8 @@ pub const PRESETS: &[Preset] = &[
         PG_IDGEN_EPOCH_MS,
         &[(Time, 41), (Worker, 4), (Sequence, 8)],
     ),
-    // Seed 001 ("raindrop"): time, worker, a one-bit rollback flag, sequence, and a reserved
-    // bit last.
+    // The configurable Snowflake "raindrop": time, worker, a one-bit rollback flag, sequence,
+    // and a reserved bit last.
     preset(
         "raindrop",
         1,
@@ -111,7 +111,7 @@ pub const PRESETS: &[Preset] = &[
             (Reserved, 1),
         ],
     ),
-    // Seed 004 (westid): (timestamp << 22) | (machine << 12) | sequence, epoch 1490346283706
+    // westid: (timestamp << 22) | (machine << 12) | sequence, epoch 1490346283706
     // (2017-03-24T17:04:43.706+08:00).
     preset(
         "westid",
@@ -119,7 +119,7 @@ pub const PRESETS: &[Preset] = &[
         1_490_346_283_706,
         &[(Time, 41), (Worker, 10), (Sequence, 12)],
     ),
-    // Seed 004's 32-bit variant for WeChat QR scene ids: 21 bits from the millisecond clock
+    // westid's 32-bit variant for WeChat QR scene ids: 21 bits from the millisecond clock
     // (a 34.95-minute cycle), 5-bit worker, 5-bit sequence; 31 bits, positive as an int32.
     Preset {
         wraps: true,
