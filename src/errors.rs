@@ -70,14 +70,19 @@ pub fn required<T>(func: &str, arg: &str, v: Option<T>) -> T {
     v.unwrap_or_else(|| not_null(format!("{func}: {arg} must not be NULL")).raise())
 }
 
-/// The `n` of a batch function: 1 to `max`, else 22004 (NULL) or 22023.
+/// The most IDs one call of a batch function returns.
+pub const MAX_BATCH: i32 = 10_000_000;
+
+/// The `n` of a batch function: 1 to `MAX_BATCH`, else 22004 (NULL) or 22023.
 #[track_caller]
-pub fn batch_size(func: &str, n: Option<i32>, max: i32) -> i32 {
+pub fn batch_size(func: &str, n: Option<i32>) -> i32 {
     match required(func, "n", n) {
-        n if (1..=max).contains(&n) => n,
-        n => invalid(format!("{func}: n is {n}, it must be between 1 and {max}"))
-            .hint("Call it several times for more IDs.")
-            .raise(),
+        n if (1..=MAX_BATCH).contains(&n) => n,
+        n => invalid(format!(
+            "{func}: n is {n}, it must be between 1 and {MAX_BATCH}"
+        ))
+        .hint("Call it several times for more IDs.")
+        .raise(),
     }
 }
 

@@ -21,7 +21,7 @@ use crate::snowflake::{check_can_generate, to_id_error, warn_step, PgClock, PgRe
 use pg_idgen_core::generator::{ClockPolicy, Generator};
 use pg_idgen_core::msgid::{self as format, MsgId};
 
-pub use crate::snowflake::msgid_layout as clock_layout;
+use crate::snowflake::msgid_layout;
 
 thread_local! {
     static CURRENT: BackendGenerator = const { BackendGenerator::new() };
@@ -36,7 +36,7 @@ fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
             p => p,
         };
         Generator::new(
-            clock_layout().clone(),
+            msgid_layout().clone(),
             policy,
             settings.max_drift_ms as u64,
             settings.max_wait_ms as u64,

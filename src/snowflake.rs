@@ -555,12 +555,10 @@ pub fn last_id_ms() -> Option<i64> {
     (counter != 0).then(|| g.layout.ms_of_tick((counter >> g.seq_bits()) + 1) - 1)
 }
 
-const MAX_BATCH: i32 = 10_000_000;
-
 /// `n` IDs at once, ascending.
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
-    let n = batch_size("snowflake_next_batch(n)", n, MAX_BATCH) as u64;
+    let n = batch_size("snowflake_next_batch(n)", n) as u64;
     let g = node();
     let mut ids = Vec::with_capacity(n as usize);
     while (ids.len() as u64) < n {

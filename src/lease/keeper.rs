@@ -18,11 +18,10 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use super::libpq::{CallError, Conn};
-use super::KeeperState;
 use crate::errors::IdError;
 use crate::gucs;
-use crate::pg::time::mono_ns;
-use crate::pg::time::now_ms;
+use crate::node::lease_status::KeeperState;
+use crate::pg::time::{mono_ns, now_ms};
 use crate::shmem::{self, Shared};
 use crate::snowflake;
 use pg_idgen_core::layout::Field;

@@ -8,7 +8,7 @@ use pgrx::prelude::*;
 
 use crate::errors::{not_ready, IdError};
 use crate::gucs;
-pub use crate::node::lease_status::{KeeperState, LeaseStatus};
+use crate::node::lease_status::{KeeperState, LeaseStatus};
 use crate::shmem::Shared;
 use pg_idgen_core::lease::LeaseFault;
 

@@ -244,13 +244,11 @@ fn segment_next(biz_type: Option<&str>) -> i64 {
     take(&key, biz_type.unwrap_or_default(), 1).0
 }
 
-const MAX_BATCH: i32 = 10_000_000;
-
 /// `n` IDs of a business type at once, ascending.
 #[pg_extern(volatile, parallel_restricted)]
 fn segment_next_batch(biz_type: Option<&str>, n: Option<i32>) -> SetOfIterator<'static, i64> {
     let key = key_of("segment_next_batch(biz_type, n)", biz_type);
-    let n = batch_size("segment_next_batch(biz_type, n)", n, MAX_BATCH) as i64;
+    let n = batch_size("segment_next_batch(biz_type, n)", n) as i64;
     let name = biz_type.unwrap_or_default();
     let mut ids = Vec::with_capacity(n as usize);
     while (ids.len() as i64) < n {
