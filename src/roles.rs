@@ -37,26 +37,36 @@ pub fn init() {
     privilege_hint::on_permission_denied(hint_for);
 }
 
+/// The role a user needs to use the `idgen` object of that name, if PUBLIC may not.
+fn role_for(object: &str) -> Option<&'static str> {
+    if CLIENT.contains(&object) {
+        Some("idgen_client")
+    } else if ADMIN.contains(&object) {
+        Some("idgen_admin")
+    } else {
+        None
+    }
+}
+
 /// The hint for a privilege error about `object`. PostgreSQL's message names the object without
 /// its schema, so the hint says which object it means.
 fn hint_for(object: &str) -> Option<String> {
-    let role = if CLIENT.contains(&object) {
+    let role = role_for(object)?;
+    // idgen_admin is a member of idgen_client.
+    let members = if role == "idgen_client" {
         "idgen_client (or idgen_admin)"
-    } else if ADMIN.contains(&object) {
-        "idgen_admin"
     } else {
-        return None;
+        role
     };
-    let grant = role.split(' ').next().unwrap_or(role);
     Some(format!(
-        "pg_idgen's idgen.{object} is for members of {role}: a superuser grants it with GRANT {grant} TO <role>."
+        "pg_idgen's idgen.{object} is for members of {members}: a superuser grants it with GRANT {role} TO <role>."
     ))
 }
 
 #[cfg(any(test, feature = "pg_test"))]
 #[pgrx::pg_schema]
 mod tests {
-    use super::{hint_for, ADMIN, CLIENT};
+    use super::{hint_for, role_for};
     use pgrx::prelude::*;
 
     /// Every object of the schema that PUBLIC may not use is in exactly the list of the role that
@@ -105,14 +115,7 @@ mod tests {
                 Some("idgen_admin")
             };
             assert!(admin, "idgen_admin may not use idgen.{name}");
-            let listed = if CLIENT.contains(&name.as_str()) {
-                Some("idgen_client")
-            } else if ADMIN.contains(&name.as_str()) {
-                Some("idgen_admin")
-            } else {
-                None
-            };
-            assert_eq!(listed, expected, "idgen.{name}");
+            assert_eq!(role_for(&name), expected, "idgen.{name}");
             assert_eq!(
                 hint_for(&name).is_some(),
                 expected.is_some(),
