@@ -541,18 +541,17 @@ fn snowflake_next() -> i64 {
 
 /// Raises the generator so that its next IDs are later than `ms`: a new lease's `start_after`.
 pub fn raise_floor_to_ms(ms: i64) {
-    let g = node();
-    if let Some(tick) = g.layout.tick_of_ms(ms) {
-        shmem::shared().snowflake.raise_floor(tick, g.seq_bits());
-    }
+    let [snowflake, _] = streams(shmem::shared());
+    snowflake.raise_past_ms(ms);
 }
 
 /// The last millisecond of the newest Snowflake ID handed out, if any: the `last_ts` a lease
 /// holder reports.
 pub fn last_id_ms() -> Option<i64> {
-    let g = node();
-    let (counter, _) = shmem::shared().snowflake.last();
-    (counter != 0).then(|| g.layout.ms_of_tick((counter >> g.seq_bits()) + 1) - 1)
+    let [snowflake, _] = streams(shmem::shared());
+    snowflake
+        .end_ms(snowflake.state.last().0)
+        .map(|end| end - 1)
 }
 
 /// `n` IDs at once, ascending.
