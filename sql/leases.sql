@@ -228,8 +228,10 @@ BEGIN
     SELECT * INTO r FROM idgen.workers w WHERE w.worker_id = worker_id FOR UPDATE;
     lost := idgen_internal.worker_lease_lost(r, worker_id, code, lease);
     IF lost IS NOT NULL THEN
+        -- CONSTRAINT names the condition for programs (the lease keeper of a node of any later
+        -- version), so that none of them has to read the message, whose wording may change.
         RAISE EXCEPTION 'lease lost: %', lost
-            USING ERRCODE = '55000',
+            USING ERRCODE = '55000', CONSTRAINT = 'idgen_lease_lost',
                   -- Never another holder's code or lease number: they are what proves a holder.
                   DETAIL = format('Holder "%s" may no longer make IDs with worker id %s.', code, worker_id)
                            || CASE WHEN r.code = code AND r.lease = coalesce(lease, r.lease)

@@ -25,7 +25,7 @@ use crate::pg::time::{mono_ns, now_ms};
 use crate::shmem::{self, Shared};
 use crate::snowflake;
 use pg_idgen_core::layout::Field;
-use pg_idgen_core::lease::{ceiling_ms, renew_every_ms, retry_after_ms};
+use pg_idgen_core::lease::{ceiling_ms, is_lost, renew_every_ms, retry_after_ms};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 const RELEASE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -136,18 +136,16 @@ struct Keeper {
 fn int(row: &[Option<String>], i: usize) -> Result<Option<i64>, CallError> {
     match row.get(i).cloned().flatten() {
         None => Ok(None),
-        Some(v) => v.parse().map(Some).map_err(|_| CallError {
-            sqlstate: None,
-            message: format!("the coordinator answered \"{v}\" where a number was expected"),
+        Some(v) => v.parse().map(Some).map_err(|_| {
+            CallError::local(format!(
+                "the coordinator answered \"{v}\" where a number was expected"
+            ))
         }),
     }
 }
 
 fn required(v: Option<i64>) -> Result<i64, CallError> {
-    v.ok_or_else(|| CallError {
-        sqlstate: None,
-        message: "the coordinator answered NULL where a value was expected".into(),
-    })
+    v.ok_or_else(|| CallError::local("the coordinator answered NULL where a value was expected"))
 }
 
 impl Keeper {
@@ -201,12 +199,9 @@ impl Keeper {
         let start_after = int(&row, 3)?;
         if !(lo..=hi).contains(&worker_id) {
             // Never use an id outside the range asked for (it might not fit the layout).
-            return Err(CallError {
-                sqlstate: None,
-                message: format!(
-                    "the coordinator granted worker id {worker_id}, outside the range {lo} to {hi} asked for"
-                ),
-            });
+            return Err(CallError::local(format!(
+                "the coordinator granted worker id {worker_id}, outside the range {lo} to {hi} asked for"
+            )));
         }
         // Above every ID of the previous holders first; only then may anyone use the id.
         if let Some(ms) = start_after {
@@ -286,10 +281,7 @@ impl Keeper {
                 self.next_due_ns = sent + renew_every_ms(ttl) as i64 * 1_000_000;
                 Ok(())
             }
-            Err(e)
-                if e.sqlstate.as_deref() == Some("55000")
-                    && e.message.starts_with("lease lost") =>
-            {
+            Err(e) if is_lost(e.sqlstate.as_deref(), e.condition.as_deref(), &e.message) => {
                 // Someone else may hold it now: stop at once, then lease again.
                 self.shared.lease.revoke();
                 self.held = None;

@@ -24,6 +24,7 @@ const POLLING_OK: c_int = 3;
 const PGRES_TUPLES_OK: c_int = 2;
 const DIAG_SQLSTATE: c_int = b'C' as c_int;
 const DIAG_MESSAGE: c_int = b'M' as c_int;
+const DIAG_CONSTRAINT_NAME: c_int = b'n' as c_int;
 
 #[link(name = "pq")]
 unsafe extern "C" {
@@ -60,17 +61,21 @@ unsafe extern "C" {
 }
 
 /// A failed call: the coordinator's SQLSTATE when it answered with an ERROR, else None (the
-/// connection or the deadline failed).
+/// connection or the deadline failed), and the error's CONSTRAINT field, which pg_idgen's own
+/// functions use to name a condition.
 #[derive(Debug, Clone)]
 pub struct CallError {
     pub sqlstate: Option<String>,
+    pub condition: Option<String>,
     pub message: String,
 }
 
 impl CallError {
-    fn local(message: impl Into<String>) -> CallError {
+    /// A failure on this side: no connection, a deadline, or an answer that makes no sense.
+    pub fn local(message: impl Into<String>) -> CallError {
         CallError {
             sqlstate: None,
+            condition: None,
             message: message.into(),
         }
     }
@@ -247,8 +252,10 @@ impl Conn {
                     } else {
                         let state = text(PQresultErrorField(res, DIAG_SQLSTATE));
                         let msg = text(PQresultErrorField(res, DIAG_MESSAGE));
+                        let condition = text(PQresultErrorField(res, DIAG_CONSTRAINT_NAME));
                         Err(CallError {
                             sqlstate: (!state.is_empty()).then_some(state),
+                            condition: (!condition.is_empty()).then_some(condition),
                             message: if msg.is_empty() {
                                 text(PQerrorMessage(self.0))
                             } else {

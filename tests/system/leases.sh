@@ -93,6 +93,28 @@ for _ in $(seq 1 50); do q $NODE "SELECT snowflake_next()" >/dev/null 2>&1 && br
 check "holding a lease: worker_status shows its code, as the coordinator has it" eq \
   "$(q $NODE "SELECT state, code FROM idgen.worker_status")" \
   "leased|$(q $PORT "SELECT code FROM idgen.workers WHERE released_at IS NULL AND code LIKE 'pg_idgen:%'")"
+# The operator releases the node's lease on the coordinator: at its next renewal (within a third of
+# the 3 s ttl) the keeper is told the lease is lost, by the error's condition name
+# (idgen_lease_lost), stops the node's IDs at once and leases again, well before the old lease
+# would have lapsed. A keeper that took the answer for a failed call would keep using the old lease
+# until it lapsed, and say nothing of it.
+code=$(q $NODE "SELECT code FROM idgen.worker_status")
+lease0=$(q $PORT "SELECT lease FROM idgen.workers WHERE code = '$code' AND released_at IS NULL")
+nodelog="$(cluster_dir lease_node)/server.log"
+seen0=$(grep -c 'Snowflake IDs stop until a new worker id is leased' "$nodelog" || true)
+q $PORT "UPDATE idgen.workers SET released_at = clock_timestamp() WHERE code = '$code' AND released_at IS NULL" >/dev/null
+t0=$(date +%s%N)
+for _ in $(seq 1 50); do
+  [ "$(grep -c 'Snowflake IDs stop until a new worker id is leased' "$nodelog" || true)" -gt "$seen0" ] && break
+  sleep 0.05
+done
+stopped_ms=$((($(date +%s%N) - t0) / 1000000))
+check "lease released on the coordinator: the keeper stops the node's IDs within ${stopped_ms} ms (< 2500)" \
+  test "$stopped_ms" -lt 2500
+check "... and says why, with the coordinator's reason" grep -q "lease lost: the lease of worker id [0-9]* was released; Snowflake IDs stop" "$nodelog"
+for _ in $(seq 1 50); do q $NODE "SELECT snowflake_next()" >/dev/null 2>&1 && break; sleep 0.1; done
+check "... then leases again under a new lease number and makes IDs" eq \
+  "$(q $PORT "SELECT lease > $lease0 FROM idgen.workers WHERE code = '$code' AND released_at IS NULL")|$(q $NODE "SELECT snowflake_next() > 0")" "t|t"
 cluster_stop lease_node immediate
 
 # Exhaustion: 40 clients at once on 16 ids.

@@ -137,5 +137,19 @@ pub fn retry_after_ms(ttl_ms: u64) -> u64 {
     (ttl_ms / 10).clamp(100, 1000)
 }
 
+/// The condition name a coordinator's `idgen.worker_heartbeat` gives a lost lease, in the error's
+/// CONSTRAINT field (from 0.2.5 on); the SQLSTATE is 55000, which other refusals share.
+pub const LOST_CONDITION: &str = "idgen_lease_lost";
+
+/// Whether a coordinator's error says the lease is lost (someone else may hold the worker id now),
+/// rather than that the call failed. Coordinators before 0.2.5 say so only in the message, which
+/// starts with "lease lost"; that text is read only when the error carries no condition name.
+pub fn is_lost(sqlstate: Option<&str>, condition: Option<&str>, message: &str) -> bool {
+    match condition {
+        Some(name) => name == LOST_CONDITION,
+        None => sqlstate == Some("55000") && message.starts_with("lease lost"),
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -183,3 +183,31 @@ fn the_ceiling_is_below_every_start_after_the_coordinator_can_give() {
         }
     }
 }
+
+#[test]
+fn a_lost_lease_is_told_by_its_condition_name_whatever_the_message() {
+    let reworded = "the lease of worker id 3 is gone";
+    assert!(is_lost(Some("55000"), Some(LOST_CONDITION), reworded));
+    // Another refusal with the same SQLSTATE is a failed call, not a lost lease.
+    assert!(!is_lost(
+        Some("55000"),
+        Some("idgen_something_else"),
+        "lease lost: but named otherwise"
+    ));
+    assert!(!is_lost(
+        Some("55000"),
+        None,
+        "idgen.worker_lease_conninfo is not set"
+    ));
+}
+
+#[test]
+fn a_coordinator_before_0_2_5_is_understood_by_its_message() {
+    assert!(is_lost(
+        Some("55000"),
+        None,
+        "lease lost: the lease of worker id 3 was released"
+    ));
+    assert!(!is_lost(Some("XX000"), None, "lease lost: wrong SQLSTATE"));
+    assert!(!is_lost(None, None, "lease lost: not from the coordinator"));
+}
