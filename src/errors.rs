@@ -86,6 +86,21 @@ pub fn batch_size(func: &str, n: Option<i32>) -> i32 {
     }
 }
 
+/// 25006 on a standby: a generator that ran there would repeat its primary's IDs. `what` is the
+/// action refused ("generate IDs"), `hint` where to do it instead.
+pub fn refuse_on_standby(what: &str, hint: &str) {
+    // SAFETY: RecoveryInProgress only reads the server's shared recovery state.
+    if unsafe { pgrx::pg_sys::RecoveryInProgress() } {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+            format!("cannot {what} on a standby server"),
+        )
+        .detail("The server is in recovery; IDs made here could repeat IDs of the primary.")
+        .hint(hint)
+        .raise();
+    }
+}
+
 /// A failure of pgrx's own SPI layer (not an ERROR of the query, which keeps its SQLSTATE).
 pub fn internal(message: impl Into<String>) -> IdError {
     IdError::new(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, message)

@@ -8,7 +8,7 @@ use once_cell::sync::OnceCell;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 
-use crate::errors::{batch_size, not_ready, IdError};
+use crate::errors::{batch_size, not_ready, refuse_on_standby, IdError};
 use crate::gucs::{self, ClockSettings};
 use crate::node::backend_generator::BackendGenerator;
 use crate::pg::lwlock::LwLockGuard;
@@ -408,16 +408,10 @@ impl Reserver for PgReserver<'_> {
 
 /// Generators run only on a primary: a standby's IDs would collide with its primary's.
 pub(crate) fn check_can_generate(shared: &Shared) {
-    // SAFETY: RecoveryInProgress only reads shared state.
-    if unsafe { pg_sys::RecoveryInProgress() } {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
-            "cannot generate IDs on a standby server",
-        )
-        .detail("The server is in recovery; IDs made here could repeat IDs of the primary.")
-        .hint("Generate IDs on the primary. id_decode() and the other decoders work here.")
-        .raise();
-    }
+    refuse_on_standby(
+        "generate IDs",
+        "Generate IDs on the primary. id_decode() and the other decoders work here.",
+    );
     if let Some(e) = shared.mark_error() {
         not_ready(format!("snowflake IDs are disabled: {e}"))
             .hint("Repair pg_idgen.mark in the data directory (readable and writable by the server, in a writable directory) and restart; never delete it on a node that issued IDs.")

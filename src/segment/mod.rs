@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use crate::errors::{batch_size, invalid, not_ready, required, IdError};
+use crate::errors::{self, batch_size, invalid, not_ready, required, IdError};
 use crate::gucs;
 use cache::{Key, RequestState};
 use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
@@ -99,16 +99,12 @@ fn segment_fault_error(f: Fault, name: &str) -> IdError {
     }
 }
 
+/// Ranges are committed to idgen.segments, which only a primary can write.
 fn refuse_on_standby() {
-    // SAFETY: a plain query of the server's recovery state.
-    if unsafe { pg_sys::RecoveryInProgress() } {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
-            "segment IDs cannot be allocated on a standby",
-        )
-        .hint("Call segment_next() on the primary; ranges are committed to idgen.segments there.")
-        .raise();
-    }
+    errors::refuse_on_standby(
+        "allocate segment IDs",
+        "Call segment_next() on the primary; ranges are committed to idgen.segments there.",
+    );
 }
 
 /// The slot of a business type, checking that the type exists on first use in this backend.

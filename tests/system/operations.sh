@@ -94,7 +94,9 @@ cluster_init ops_p $P "idgen.worker_id_source = lease" "idgen.worker_lease_ttl =
   "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$A dbname=postgres user=postgres'"
 cluster_start ops_p
 q $P "CREATE EXTENSION pg_idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int)"
+q $P "SELECT idgen.segment_create('order', step => 100)" >/dev/null
 for i in $(seq 1 300); do q $P "SELECT snowflake_next()" >/dev/null 2>&1 && break; sleep 0.01; done
+seg_p=$(q $P "SELECT max(segment_next('order')) FROM generate_series(1, 150)")
 wp=$(q $P "SELECT worker_id FROM idgen.worker_status")
 sdir=$(cluster_dir ops_s)
 as_pg rm -rf "$sdir"
@@ -104,6 +106,11 @@ cluster_start ops_s
 q $P "INSERT INTO t (v) SELECT g FROM generate_series(1, 20000) g"
 for i in $(seq 1 300); do [ "$(q $S "SELECT count(*) FROM t")" = 20000 ] && break; sleep 0.05; done
 check "standby: refuses to generate (25006)" eq "$(q $S "SELECT snowflake_next()" 2>&1 | grep -c 'cannot generate IDs on a standby server')" 1
+for f in "segment_next('order')" "idgen.segment_alloc('order')"; do
+  check "standby: $f refuses (25006), saying where to call it" eq \
+    "$(psql -h 127.0.0.1 -p $S -U postgres -X -q -A -t -v VERBOSITY=verbose -c "SELECT $f" 2>&1 |
+       grep -cE '^ERROR:  25006: cannot allocate segment IDs on a standby server|^HINT:  Call segment_next\(\) on the primary')" 2
+done
 check "standby: decodes the primary's IDs (worker id $wp)" eq "$(q $S "SELECT DISTINCT d.worker_id FROM t, id_decode(t.id) d")" "$wp"
 check "standby: took no lease (only the primary's is held)" eq \
   "$(q $A "SELECT count(*) FROM idgen.worker_leases WHERE state = 'held' AND code LIKE 'pg_idgen:%'")|$(q $S "SELECT coalesce(worker_id::text, 'none') FROM idgen.worker_status")" "1|none"
@@ -115,5 +122,7 @@ ws=$(q $S "SELECT worker_id FROM idgen.worker_status")
 check "promoted: leased its own worker id ($ws), not the old primary's ($wp), which is still held" test -n "$ws" -a "$ws" != "$wp"
 check "promoted: its IDs are above every ID of the old primary" eq \
   "$(q $S "INSERT INTO t (v) VALUES (-1) RETURNING id > $last_p")" t
+check "promoted: segment IDs go on above those the old primary handed out ($seg_p)" eq \
+  "$(q $S "SELECT segment_next('order') > $seg_p")" t
 check "no server logged a crash" eq "$(cat "$WORK"/ops_*/server.log | grep -c 'PANIC\|terminated by signal')" 0
 finish
