@@ -56,7 +56,7 @@ fn decoded_ts(id: i64, layout: &Layout, tick: u64) -> TimestampWithTimeZone {
     // Out of PostgreSQL's range is an ERROR (22003) before anything is said of it.
     let ts = ts_of_ms(ms);
     let now = crate::pg::time::now_ms();
-    let allowed = gucs::MAX_DRIFT_MS.get() as i64 + 60_000;
+    let allowed = gucs::max_drift_ms() + 60_000;
     if ms.saturating_sub(now) > allowed {
         // SAFETY: reads this backend's statement start time.
         let statement = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };

@@ -7,51 +7,51 @@ use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting, PostgresGucEnum};
 use pg_idgen_core::generator::ClockPolicy;
 
 /// Postmaster: the node's layout, a preset name with optional `key=value` overrides.
-pub static LAYOUT: GucSetting<Option<std::ffi::CString>> =
+static LAYOUT: GucSetting<Option<std::ffi::CString>> =
     GucSetting::<Option<std::ffi::CString>>::new(Some(c"pg_idgen"));
 /// Postmaster: this node's worker id within the layout's worker bits.
-pub static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
+static WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
 /// Postmaster: this node's datacenter id, for layouts with datacenter bits (twitter).
-pub static DATACENTER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
+static DATACENTER_ID: GucSetting<i32> = GucSetting::<i32>::new(0);
 /// Postmaster: the custom WAL resource manager id of the Snowflake mark records.
-pub static WAL_RMGR_ID: GucSetting<i32> = GucSetting::<i32>::new(147);
+static WAL_RMGR_ID: GucSetting<i32> = GucSetting::<i32>::new(147);
 /// Sighup: what to do when the wall clock is behind the logical clock.
-pub static CLOCK_POLICY: GucSetting<ClockPolicySetting> =
+static CLOCK_POLICY: GucSetting<ClockPolicySetting> =
     GucSetting::<ClockPolicySetting>::new(ClockPolicySetting::Continue);
 /// Sighup: how far (ms) the logical clock may run ahead of the wall clock under `continue`.
-pub static MAX_DRIFT_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
+static MAX_DRIFT_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
 /// Sighup: the longest (ms) a caller waits for the clock before an ERROR.
-pub static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
+static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 /// Sighup: how far ahead (ms) the durable high-water mark is reserved.
-pub static RESERVE_WINDOW_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
+static RESERVE_WINDOW_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 
 /// Postmaster: where the node's worker id comes from.
-pub static WORKER_ID_SOURCE: GucSetting<WorkerIdSource> =
+static WORKER_ID_SOURCE: GucSetting<WorkerIdSource> =
     GucSetting::<WorkerIdSource>::new(WorkerIdSource::Setting);
 /// Postmaster: the coordinator database a node in lease mode leases its worker id from.
-pub static WORKER_LEASE_CONNINFO: GucSetting<Option<std::ffi::CString>> =
+static WORKER_LEASE_CONNINFO: GucSetting<Option<std::ffi::CString>> =
     GucSetting::<Option<std::ffi::CString>>::new(None);
 /// Postmaster: the code this node leases under (empty: derived from the system identifier).
-pub static WORKER_LEASE_CODE: GucSetting<Option<std::ffi::CString>> =
+static WORKER_LEASE_CODE: GucSetting<Option<std::ffi::CString>> =
     GucSetting::<Option<std::ffi::CString>>::new(None);
 /// Sighup: the ttl of this node's lease.
-pub static WORKER_LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(30_000);
+static WORKER_LEASE_TTL_MS: GucSetting<i32> = GucSetting::<i32>::new(30_000);
 /// Postmaster: the range this node leases in (-1: the layout's whole range).
-pub static WORKER_LEASE_MIN: GucSetting<i32> = GucSetting::<i32>::new(-1);
-pub static WORKER_LEASE_MAX: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static WORKER_LEASE_MIN: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static WORKER_LEASE_MAX: GucSetting<i32> = GucSetting::<i32>::new(-1);
 /// Superuser: on a coordinator, how long after expiry a lapsed lease stays unusable.
-pub static WORKER_LEASE_GRACE_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+static WORKER_LEASE_GRACE_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
 
 /// Postmaster: business types the shared segment cache holds at once.
-pub static SEGMENT_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024);
+static SEGMENT_CACHE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024);
 /// Sighup: the share (percent) of a range used before the next one is fetched.
-pub static SEGMENT_PREFETCH: GucSetting<i32> = GucSetting::<i32>::new(20);
+static SEGMENT_PREFETCH: GucSetting<i32> = GucSetting::<i32>::new(20);
 /// Sighup: the largest step the dynamic step grows to.
-pub static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
+static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
 /// Sighup: a range that lasts less than this doubles the next step (Leaf: 15 minutes).
-pub static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
+static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
 /// Superuser (or GRANT SET ON PARAMETER): the longest a caller waits for the allocator.
-pub static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
 
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum WorkerIdSource {
@@ -59,6 +59,63 @@ pub enum WorkerIdSource {
     Setting,
     #[name = c"lease"]
     Lease,
+}
+
+/// The settings, each in the type and unit its readers use (the ranges `define` gives make the
+/// conversions exact).
+pub fn worker_id() -> i32 {
+    WORKER_ID.get()
+}
+
+pub fn datacenter_id() -> i32 {
+    DATACENTER_ID.get()
+}
+
+pub fn wal_rmgr_id() -> u8 {
+    WAL_RMGR_ID.get() as u8
+}
+
+pub fn max_drift_ms() -> i64 {
+    MAX_DRIFT_MS.get() as i64
+}
+
+pub fn reserve_window_ms() -> u64 {
+    RESERVE_WINDOW_MS.get() as u64
+}
+
+pub fn worker_lease_ttl_ms() -> u64 {
+    WORKER_LEASE_TTL_MS.get() as u64
+}
+
+/// idgen.worker_lease_min and _max: the range of worker ids a node leases, with -1 (the default)
+/// as 0 and `largest` (the layout's largest worker id).
+pub fn worker_lease_range(largest: i32) -> (i32, i32) {
+    let lo = WORKER_LEASE_MIN.get().max(0);
+    let hi = match WORKER_LEASE_MAX.get() {
+        -1 => largest,
+        v => v,
+    };
+    (lo, hi)
+}
+
+pub fn segment_cache_size() -> usize {
+    SEGMENT_CACHE_SIZE.get() as usize
+}
+
+pub fn segment_prefetch_percent() -> u32 {
+    SEGMENT_PREFETCH.get() as u32
+}
+
+pub fn segment_max_step() -> i64 {
+    SEGMENT_MAX_STEP.get() as i64
+}
+
+pub fn segment_step_target_ms() -> i64 {
+    SEGMENT_STEP_TARGET_MS.get() as i64
+}
+
+pub fn segment_wait_timeout_ms() -> u64 {
+    SEGMENT_WAIT_TIMEOUT_MS.get() as u64
 }
 
 pub fn lease_mode() -> bool {

@@ -37,8 +37,8 @@ fn build(layout: Layout, s: ClockSettings) -> Result<Generator, ConfigError> {
         s.policy.into(),
         s.max_drift_ms as u64,
         s.max_wait_ms as u64,
-        gucs::DATACENTER_ID.get() as u64,
-        gucs::WORKER_ID.get() as u64,
+        gucs::datacenter_id() as u64,
+        gucs::worker_id() as u64,
     )
 }
 
@@ -350,9 +350,7 @@ pub(crate) struct PgReserver<'a>(pub &'a Layout);
 
 impl PgReserver<'_> {
     fn window_ticks(layout: &Layout) -> u64 {
-        (gucs::RESERVE_WINDOW_MS.get() as u64)
-            .div_ceil(layout.unit_ms)
-            .max(1)
+        gucs::reserve_window_ms().div_ceil(layout.unit_ms).max(1)
     }
 
     /// Moves the reservation to at least `tick + window`; the caller holds no lock. The mark

@@ -23,12 +23,12 @@ mod idgen {
     #[pg_extern(volatile, parallel_unsafe)]
     fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
         let ms = ms_of_ts(ts).or_raise();
-        let limit = now_ms() + gucs::MAX_DRIFT_MS.get() as i64;
+        let limit = now_ms() + gucs::max_drift_ms();
         if ms > limit {
             crate::errors::invalid(format!(
                 "idgen.snowflake_start_after: {} is more than idgen.max_drift ({} ms) ahead of the clock",
                 format_utc_ms(ms),
-                gucs::MAX_DRIFT_MS.get()
+                gucs::max_drift_ms()
             ))
             .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
             .raise();
@@ -203,7 +203,7 @@ mod idgen_internal {
             g.layout.name.clone(),
             gucs::layout_spec(),
             worker_id,
-            gucs::DATACENTER_ID.get(),
+            gucs::datacenter_id(),
             worker_source,
             policy.name().to_string(),
             settings.max_drift_ms,

@@ -28,7 +28,7 @@ static mut RMGR: pg_sys::RmgrData = pg_sys::RmgrData {
 };
 
 fn rmgr_id() -> u8 {
-    gucs::WAL_RMGR_ID.get() as u8
+    gucs::wal_rmgr_id()
 }
 
 /// What a replayed mark record does (the node's clocks and mark file move up to it); set once.

@@ -80,12 +80,7 @@ fn range() -> (i32, i32) {
         .layout
         .max_value(Field::Worker)
         .min(i32::MAX as u64) as i32;
-    let lo = gucs::WORKER_LEASE_MIN.get().max(0);
-    let hi = match gucs::WORKER_LEASE_MAX.get() {
-        -1 => max,
-        v => v,
-    };
-    (lo, hi)
+    gucs::worker_lease_range(max)
 }
 
 /// The code this node leases under: the setting, or one unique to this data directory and port.
@@ -149,10 +144,6 @@ fn required(v: Option<i64>) -> Result<i64, CallError> {
 }
 
 impl Keeper {
-    fn ttl_ms() -> u64 {
-        gucs::WORKER_LEASE_TTL_MS.get() as u64
-    }
-
     fn conn(&mut self) -> Result<&Conn, CallError> {
         if self.conn.is_none() {
             let conn = Conn::connect(&self.conninfo, CALL_TIMEOUT)?;
@@ -183,7 +174,7 @@ impl Keeper {
     }
 
     fn acquire(&mut self) -> Result<(), CallError> {
-        let ttl = Self::ttl_ms();
+        let ttl = gucs::worker_lease_ttl_ms();
         let (lo, hi) = range();
         let params = [
             Some(self.code.clone()),
@@ -321,7 +312,10 @@ impl Keeper {
             pgrx::warning!("pg_idgen lease keeper: {msg}");
             self.logged = Some(msg);
         }
-        let ttl = self.held.as_ref().map_or_else(Self::ttl_ms, |h| h.ttl_ms);
+        let ttl = self
+            .held
+            .as_ref()
+            .map_or_else(gucs::worker_lease_ttl_ms, |h| h.ttl_ms);
         self.next_due_ns = mono_ns() + retry_after_ms(ttl) as i64 * 1_000_000;
     }
 

@@ -58,10 +58,7 @@ pub fn lease_fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
 /// The node's worker id and where it came from, for `idgen.status`.
 pub fn node_worker(shared: &Shared) -> (Option<i32>, String) {
     if !gucs::lease_mode() {
-        return (
-            Some(gucs::WORKER_ID.get()),
-            "setting idgen.worker_id".into(),
-        );
+        return (Some(gucs::worker_id()), "setting idgen.worker_id".into());
     }
     let w = shared
         .lease
@@ -110,7 +107,7 @@ mod idgen_internal {
             return TableIterator::once((
                 "setting".into(),
                 "fixed".into(),
-                Some(gucs::WORKER_ID.get()),
+                Some(gucs::worker_id()),
                 None,
                 None,
                 true,

@@ -81,7 +81,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
             )
             .detail(format!(
                 "Waited idgen.segment_wait_timeout ({} ms) for one of them to be idle.",
-                gucs::SEGMENT_WAIT_TIMEOUT_MS.get()
+                gucs::segment_wait_timeout_ms()
             ))
             .hint("Use segment mode in fewer databases of this cluster at once."))
         }
@@ -104,7 +104,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                 )
                 .detail(format!(
                     "All background worker slots were in use for idgen.segment_wait_timeout ({} ms).",
-                    gucs::SEGMENT_WAIT_TIMEOUT_MS.get()
+                    gucs::segment_wait_timeout_ms()
                 ))
                 .hint("Raise max_worker_processes to at least the number of databases that use segment mode at once plus the other workers (pg_idgen's reserver and lease keeper, parallel workers, other extensions), and restart the server."));
             }
@@ -450,8 +450,8 @@ fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
                 used,
                 ..
             } => {
-                let max_step = gucs::SEGMENT_MAX_STEP.get() as i64;
-                let target_ms = gucs::SEGMENT_STEP_TARGET_MS.get() as i64;
+                let max_step = gucs::segment_max_step();
+                let target_ms = gucs::segment_step_target_ms();
                 let leaf = next_step(
                     *prev_step,
                     configured,
@@ -461,7 +461,7 @@ fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
                 );
                 // Only once there is a previous range of this cache slot to measure.
                 let floor = if *prev_step > 0 && target_ms > 0 {
-                    let percent = gucs::SEGMENT_PREFETCH.get() as u32;
+                    let percent = gucs::segment_prefetch_percent();
                     rate_floor(*used, *lasted_us, refill_latency_us, percent).min(max_step)
                 } else {
                     0

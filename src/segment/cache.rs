@@ -218,7 +218,7 @@ fn round_up(n: usize) -> usize {
 fn counts() -> (usize, usize) {
     // SAFETY: MaxBackends is final before the shmem request hook runs (PostgreSQL 15+).
     let backends = unsafe { pg_sys::MaxBackends } as usize;
-    (gucs::SEGMENT_CACHE_SIZE.get() as usize, backends)
+    (gucs::segment_cache_size(), backends)
 }
 
 /// Bytes to request for segment mode, with room to align the start.

@@ -135,7 +135,7 @@ struct Waiter {
 
 impl Waiter {
     fn new() -> Waiter {
-        let ms = gucs::SEGMENT_WAIT_TIMEOUT_MS.get().max(0) as u64;
+        let ms = gucs::segment_wait_timeout_ms();
         Waiter {
             prepared: false,
             deadline: Instant::now() + Duration::from_millis(ms),
@@ -177,7 +177,7 @@ fn timed_out(what: &str, name: &str) -> IdError {
     ))
     .detail(format!(
         "Waited idgen.segment_wait_timeout ({} ms).",
-        gucs::SEGMENT_WAIT_TIMEOUT_MS.get()
+        gucs::segment_wait_timeout_ms()
     ))
     .hint("A long transaction may hold the type's row in idgen.segments locked (see pg_locks), or the server log says why the allocator is failing.")
 }
@@ -185,7 +185,7 @@ fn timed_out(what: &str, name: &str) -> IdError {
 /// Up to `want` IDs of one type: `(first, count, delta)`, waiting for a range if none is cached.
 fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
     let (mut slot, mut generation) = resolve(key, name);
-    let prefetch_percent = gucs::SEGMENT_PREFETCH.get() as u32;
+    let prefetch_percent = gucs::segment_prefetch_percent();
     let mut waiter: Option<Waiter> = None;
     loop {
         let s = &cache::slots()[slot];
