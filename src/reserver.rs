@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use pgrx::bgworkers::{
-    BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags,
-};
+use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
 use pgrx::prelude::*;
+
+use crate::pg::worker_loop::{self, Next};
 
 pub fn register() {
     BackgroundWorkerBuilder::new("pg_idgen reserver")
@@ -25,16 +25,12 @@ pub fn register() {
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
-    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    worker_loop::attach_signals();
     // No database: like the logical replication launcher, only shared catalogs.
     BackgroundWorker::connect_worker_to_spi(None, None);
     let mut issued_before = [0u64; 2];
     let mut complained = false;
-    while BackgroundWorker::wait_latch(Some(Duration::from_millis(100))) {
-        if BackgroundWorker::sighup_received() {
-            // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
-            unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
-        }
+    worker_loop::run(|| {
         let stop = || {
             BackgroundWorker::sigterm_received().then(|| "the server is shutting down".to_string())
         };
@@ -46,5 +42,6 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
             }
             Err(_) => {}
         }
-    }
+        Next::After(Duration::from_millis(100))
+    });
 }

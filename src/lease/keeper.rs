@@ -11,9 +11,7 @@
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
-use pgrx::bgworkers::{
-    BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags,
-};
+use pgrx::bgworkers::{BackgroundWorkerBuilder, BgWorkerStartTime};
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
@@ -22,6 +20,7 @@ use crate::errors::IdError;
 use crate::gucs;
 use crate::node::lease_status::KeeperState;
 use crate::pg::time::{mono_ns, now_ms};
+use crate::pg::worker_loop::{self, Next};
 use crate::shmem::{self, Shared};
 use crate::snowflake;
 use pg_idgen_core::layout::Field;
@@ -368,7 +367,7 @@ impl Keeper {
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_lease_keeper_main(_arg: pg_sys::Datum) {
-    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    worker_loop::attach_signals();
     let shared = shmem::shared();
     let code = code();
     shared.lease_status.set_code(&code);
@@ -387,14 +386,7 @@ pub extern "C-unwind" fn pg_idgen_lease_keeper_main(_arg: pg_sys::Datum) {
     };
     // A keeper restarted after a crash of the previous one finds no lease of its own.
     shared.lease.revoke();
-    loop {
-        if BackgroundWorker::sigterm_received() {
-            break;
-        }
-        if BackgroundWorker::sighup_received() {
-            // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
-            unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
-        }
+    worker_loop::run(|| {
         if mono_ns() >= k.next_due_ns {
             k.step();
         }
@@ -405,9 +397,7 @@ pub extern "C-unwind" fn pg_idgen_lease_keeper_main(_arg: pg_sys::Datum) {
             until = until.min(shared.lease.valid_until_ns());
         }
         let wait_ms = ((until - now) / 1_000_000).clamp(1, 1_000) as u64;
-        if !BackgroundWorker::wait_latch(Some(Duration::from_millis(wait_ms))) {
-            break;
-        }
-    }
+        Next::After(Duration::from_millis(wait_ms))
+    });
     k.shutdown();
 }

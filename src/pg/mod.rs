@@ -7,3 +7,4 @@ pub mod shared_text;
 pub mod spi_read;
 pub mod syncrep;
 pub mod time;
+pub mod worker_loop;

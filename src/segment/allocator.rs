@@ -10,9 +10,7 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
-use pgrx::bgworkers::{
-    BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags,
-};
+use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
@@ -20,6 +18,7 @@ use super::cache::{self, AllocatorData, AllocatorState, Key, RequestState};
 use crate::errors::IdError;
 use crate::gucs;
 use crate::pg::time::{now_ms, now_us};
+use crate::pg::worker_loop::{self, Next as Round};
 use pg_idgen_core::segment::{next_step, plan_range, rate_floor, Fault, Range};
 
 /// A worker exits after this long without work. Under 5 s, because DROP DATABASE waits 5 s for
@@ -149,7 +148,7 @@ impl Item {
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
-    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    worker_loop::attach_signals();
     let db = arg.value() as u32;
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(pg_sys::Oid::from(db)), None);
     if !check_in(db) {
@@ -189,24 +188,17 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
     let mut refill_latency_us = 1000;
     // SAFETY: MyProcPid is set for every process before its main function runs.
     let pid = unsafe { pg_sys::MyProcPid };
-    loop {
+    worker_loop::run(|| {
         if told_to_leave(db, pid) {
-            break;
-        }
-        if BackgroundWorker::sighup_received() {
-            // SAFETY: reloading the configuration file is what a worker does on SIGHUP.
-            unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
+            return Round::Stop;
         }
         let items = collect(db);
         set_idle(db, pid, items.is_empty());
         if items.is_empty() {
             if now_ms() - idle_since > IDLE_EXIT_MS {
-                break;
+                return Round::Stop;
             }
-            if !BackgroundWorker::wait_latch(Some(Duration::from_millis(1000))) {
-                break;
-            }
-            continue;
+            return Round::After(Duration::from_millis(1000));
         }
         idle_since = now_ms();
         let started = std::time::Instant::now();
@@ -223,10 +215,13 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
             locked |= matches!(outcome, Outcome::Locked);
             publish(item, outcome);
         }
-        if locked && !BackgroundWorker::wait_latch(Some(Duration::from_millis(20))) {
-            break;
+        if locked {
+            // A row locked by another transaction: try again soon, not in a busy loop.
+            Round::After(Duration::from_millis(20))
+        } else {
+            Round::Now
         }
-    }
+    });
 }
 
 /// Before DROP DATABASE (pg/dropdb_hook.rs): the database's allocator leaves at once, so that the
