@@ -1,5 +1,8 @@
 //! Raising PostgreSQL errors with a SQLSTATE, a message, and a hint that says what to do.
 
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
@@ -89,8 +92,16 @@ pub fn batch_size(func: &str, n: Option<i32>) -> i32 {
 /// 25006 on a standby: a generator that ran there would repeat its primary's IDs. `what` is the
 /// action refused ("generate IDs"), `hint` where to do it instead.
 pub fn refuse_on_standby(what: &str, hint: &str) {
+    // Recovery never starts again under a running backend: once it is seen to be over, this
+    // process need not ask again (a call into the server costs more than the rest of an ID).
+    static PRIMARY: AtomicBool = AtomicBool::new(false);
+    if PRIMARY.load(Relaxed) {
+        return;
+    }
     // SAFETY: RecoveryInProgress only reads the server's shared recovery state.
-    if unsafe { pgrx::pg_sys::RecoveryInProgress() } {
+    if !unsafe { pgrx::pg_sys::RecoveryInProgress() } {
+        PRIMARY.store(true, Relaxed);
+    } else {
         IdError::new(
             PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
             format!("cannot {what} on a standby server"),

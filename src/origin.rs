@@ -10,18 +10,19 @@
 //! `idgen.snowflake_start_after()` has moved this node's clocks past the old IDs, which then
 //! leaves only this system's row.
 
-use std::cell::Cell;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 
 use pgrx::prelude::*;
 
 use crate::errors::not_ready;
 use crate::pg::spi_read::{one_i64, Arg};
 
-thread_local! {
-    /// This backend's database was found to hold no other system's IDs (a backend serves one
-    /// database; a refusal is not cached, so it ends as soon as the operator acts).
-    static CHECKED: Cell<bool> = const { Cell::new(false) };
-}
+/// This backend's database was found to hold no other system's IDs (a backend serves one
+/// database; a refusal is not cached, so it ends as soon as the operator acts). A backend is one
+/// process with one thread: a plain static is per backend, and costs less to read on every ID
+/// than a thread-local of a shared library.
+static CHECKED: AtomicBool = AtomicBool::new(false);
 
 /// This database system's identifier, as pg_control_system() shows it.
 pub fn system_identifier() -> i64 {
@@ -32,7 +33,7 @@ pub fn system_identifier() -> i64 {
 /// Refuses to make time-based IDs in a database that holds IDs of another database system whose
 /// mark this node has not been moved past. `kind` names the IDs for the message.
 pub fn check(kind: &str) {
-    if CHECKED.get() {
+    if CHECKED.load(Relaxed) {
         return;
     }
     let me = system_identifier();
@@ -52,7 +53,7 @@ pub fn check(kind: &str) {
         not_ready(format!("pg_idgen: could not read idgen.node_origins: {e}")).raise()
     });
     match other {
-        None => CHECKED.set(true),
+        None => CHECKED.store(true, Relaxed),
         Some(old) => not_ready(format!(
             "{kind}s are refused in this database: its IDs were made on another database system (system identifier {old}), whose durable mark did not come along"
         ))
@@ -86,7 +87,7 @@ pub fn adopt() {
         .raise()
     });
     if !exists {
-        CHECKED.set(true);
+        CHECKED.store(true, Relaxed);
         return;
     }
     Spi::run_with_args(
@@ -100,7 +101,7 @@ pub fn adopt() {
             .hint("Run idgen.snowflake_start_after() as a member of idgen_admin, after ALTER EXTENSION pg_idgen UPDATE.")
             .raise()
     });
-    CHECKED.set(true);
+    CHECKED.store(true, Relaxed);
 }
 
 #[pg_schema]

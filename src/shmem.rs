@@ -195,10 +195,12 @@ impl Shared {
         self.layout_error.set(msg);
     }
 
+    #[inline]
     pub fn layout_error(&self) -> Option<String> {
         self.layout_error.get()
     }
 
+    #[inline]
     pub fn mark_error(&self) -> Option<String> {
         self.mark_error.get()
     }

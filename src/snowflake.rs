@@ -546,20 +546,26 @@ pub fn last_id_ms() -> Option<i64> {
         .map(|end| end - 1)
 }
 
-/// `n` IDs at once, ascending.
+/// `n` IDs at once, ascending. They are taken from the node's stream as the rows are read, at
+/// most a tick's worth at a time, not all before the first row: held to the layout's capacity,
+/// emitting the rows of one tick overlaps with waiting for the next, and a query that stops
+/// reading early (a LIMIT over the function in the select list) takes no more than it read.
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
-    let n = batch_size("snowflake_next_batch(n)", n) as u64;
+    let mut owed = batch_size("snowflake_next_batch(n)", n) as u64;
     let g = node();
-    let mut ids = Vec::with_capacity(n as usize);
-    while (ids.len() as u64) < n {
-        let (issued, worker) = take(n - ids.len() as u64);
-        ids.extend(
-            (issued.first..issued.first + issued.count)
-                .map(|c| g.id_of_worker(c, issued.flag, worker)),
-        );
-    }
-    SetOfIterator::new(ids)
+    let per_tick = 1u64 << g.seq_bits();
+    let runs = std::iter::from_fn(move || {
+        (owed > 0).then(|| {
+            let (issued, worker) = take(owed.min(per_tick));
+            owed -= issued.count;
+            (issued, worker)
+        })
+    });
+    SetOfIterator::new(runs.flat_map(move |(issued, worker)| {
+        (issued.first..issued.first + issued.count)
+            .map(move |c| g.id_of_worker(c, issued.flag, worker))
+    }))
 }
 
 /// Renews the reservations of both generators ahead of need, so callers rarely write the mark

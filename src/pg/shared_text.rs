@@ -44,9 +44,18 @@ impl<const N: usize> SharedText<N> {
         self.seq.store(seq + 1, Release);
     }
 
-    /// The text, or None when it is empty. Reads up to the first NUL only: an empty text (the
-    /// usual case, checked on every ID) costs one load.
+    /// The text, or None when it is empty. An empty text (the usual case, checked on every ID)
+    /// costs one load; a text being set at that moment reads as the old one or the new one.
+    #[inline]
     pub fn get(&self) -> Option<String> {
+        if self.bytes[0].load(Acquire) == 0 {
+            return None;
+        }
+        self.read()
+    }
+
+    #[cold]
+    fn read(&self) -> Option<String> {
         let mut buf = Vec::new();
         loop {
             let before = self.seq.load(Acquire);

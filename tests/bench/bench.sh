@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Benchmark: each row is a ratio against a baseline measured in the same run on the same
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
-#   ROWS=1000000 PGBENCH_SECONDS=5 bash tests/bench/bench.sh
+#   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts)
+# The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
+# pg_uuidv7, built from ../shared/vendor by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-snowflake segments text leases}
+PARTS=${PARTS:-peers segments text leases}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
-cluster_init bench $PORT "shared_buffers = '1GB'" "synchronous_commit = off" "max_wal_size = '4GB'"
+source "$REPO/tests/bench/peers.sh"
+cluster_init bench $PORT "shared_buffers = '1GB'" "synchronous_commit = off" "max_wal_size = '4GB'" \
+  "snowflake.node = 1"
 cluster_start bench
 trap 'cluster_stop bench immediate' EXIT
 # (gen_random_uuid() is built in since PostgreSQL 13: no pgcrypto, which not every build has.)
@@ -28,7 +32,13 @@ BEGIN
   RETURN best * 1e9 / n;  -- ns per row, best of 3
 END \$\$;"
 
-printf '\n%-58s %12s %10s\n' "benchmark" "value" "ratio"
+if part peers; then
+  # pg_idgen against its peers and the built-ins, rounds interleaved, with the spread
+  # (tests/bench/compare.py).
+  PORT=$PORT PGBIN=$PGBIN PEERS="$PEERS" python3 "$REPO/tests/bench/compare.py"
+fi
+
+printf '\n## pg_idgen alone: segments, text forms, leases\n%-58s %12s %10s\n' "benchmark" "value" "ratio"
 row() { printf '%-58s %12s %10s\n' "$1" "$2" "$3"; }
 ratio() { python3 -c "print(f'{$1/$2:.2f}x')"; }
 
@@ -36,7 +46,6 @@ ns() { q $PORT "SELECT round(bench_per_row('$1', $ROWS)::numeric, 1)"; }
 base_clock=$(ns "clock_timestamp()")
 base_seq=$(ns "nextval(''s'')")
 base_uuid=$(ns "gen_random_uuid()")
-sf=$(ns "snowflake_next()")
 row "per row: clock_timestamp() (baseline)" "${base_clock} ns" ""
 row "per row: nextval() (baseline)" "${base_seq} ns" ""
 row "per row: gen_random_uuid() (baseline)" "${base_uuid} ns" ""
@@ -54,71 +63,6 @@ tps() { # tps CLIENTS SQL
     sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
   rm -f "$f"
 }
-
-if part snowflake; then
-row "per row: snowflake_next() vs clock_timestamp() [goal<=1.2]" "${sf} ns" "$(ratio "$sf" "$base_clock")"
-row "per row: snowflake_next() vs nextval() [goal<=0.9]" "" "$(ratio "$sf" "$base_seq")"
-row "per row: snowflake_next() vs gen_random_uuid() [goal<=0.3]" "" "$(ratio "$sf" "$base_uuid")"
-[ "$has_uuidv7" != t ] || row "per row: snowflake_next() vs uuidv7()" "" "$(ratio "$sf" "$base_v7")"
-
-# Sustained rate when demand exceeds the layout's capacity: hold the logical clock to the wall
-# clock (max_drift 0: at most one tick ahead) and ask for more than 4096 IDs per ms. The rows come
-# from a pipelined ProjectSet (generate_series in the select list), not a materialised FunctionScan.
-cap=$(q $PORT "SELECT ids_per_second FROM idgen.layouts WHERE is_node_layout")
-rate() { # rate SQL-that-counts-10M-IDs -> IDs per second
-  q $PORT "SELECT round(10000000 / extract(epoch FROM (SELECT clock_timestamp() FROM ($1) a) - statement_timestamp()))"
-}
-per_row_sql="SELECT count(snowflake_next()) FROM (SELECT generate_series(1, 10000000)) g"
-batch_sql="SELECT count(*) FROM (SELECT snowflake_next_batch(10000000)) b"
-free_row=$(rate "$per_row_sql")
-free_batch=$(rate "$batch_sql")
-q $PORT "ALTER SYSTEM SET idgen.max_drift = 0" && q $PORT "SELECT pg_reload_conf()" >/dev/null
-# The unbounded runs borrowed ticks ahead of the wall clock; let it catch up first.
-sleep "$(q $PORT "SELECT greatest(1, drift_ms / 1000.0 + 1) FROM idgen.status")"
-held_row=$(rate "$per_row_sql")
-held_batch=$(rate "$batch_sql")
-q $PORT "ALTER SYSTEM RESET idgen.max_drift" && q $PORT "SELECT pg_reload_conf()" >/dev/null
-row "layout capacity (IDs/s, 4096 per ms)" "$cap" ""
-row "demand: per-row snowflake_next() IDs/s, unbounded drift" "$free_row" "$(ratio "$free_row" "$cap")"
-row "sustained: per-row IDs/s held to capacity [goal>=0.95]" "$held_row" "$(ratio "$held_row" "$cap")"
-row "demand: snowflake_next_batch IDs/s, unbounded drift" "$free_batch" "$(ratio "$free_batch" "$cap")"
-row "sustained: snowflake_next_batch IDs/s held [goal>=0.95]" "$held_batch" "$(ratio "$held_batch" "$cap")"
-
-# pgbench: many clients calling the generator at once.
-for c in 2 16; do
-  one=$(tps $c "SELECT 1;")
-  nv=$(tps $c "SELECT nextval('s');")
-  sfq=$(tps $c "SELECT snowflake_next();")
-  row "pgbench $c clients: SELECT 1 (baseline tps)" "$one" ""
-  row "pgbench $c clients: SELECT nextval() (baseline tps)" "$nv" ""
-  row "pgbench $c clients: snowflake_next() vs SELECT 1 [goal>=0.95]" "$sfq" "$(ratio "$sfq" "$one")"
-  row "pgbench $c clients: snowflake_next() vs nextval()" "" "$(ratio "$sfq" "$nv")"
-done
-
-# INSERT with the generator as the key's default, against bigserial and a random UUID key.
-ins() { # ins TABLE KEYDEF -> seconds
-  q $PORT "DROP TABLE IF EXISTS $1; CREATE TABLE $1 ($2, v int)" >/dev/null
-  local t0 t1
-  t0=$(date +%s.%N)
-  q $PORT "INSERT INTO $1 (v) SELECT g FROM generate_series(1, $INSERT_ROWS) g" >/dev/null
-  t1=$(date +%s.%N)
-  python3 -c "print(f'{$t1-$t0:.2f}')"
-}
-t_serial=$(ins t_serial "id bigserial PRIMARY KEY")
-t_sf=$(ins t_sf "id bigint PRIMARY KEY DEFAULT snowflake_next()")
-t_uuid=$(ins t_uuid "id uuid PRIMARY KEY DEFAULT gen_random_uuid()")
-size() { q $PORT "SELECT pg_size_pretty(pg_relation_size('$1_pkey'))"; }
-row "INSERT $INSERT_ROWS rows, bigserial key (baseline s)" "$t_serial" ""
-row "INSERT, DEFAULT snowflake_next() vs bigserial [goal<=1.1]" "$t_sf" "$(ratio "$t_sf" "$t_serial")"
-row "INSERT, DEFAULT gen_random_uuid() vs bigserial" "$t_uuid" "$(ratio "$t_uuid" "$t_serial")"
-row "index size: bigserial / snowflake / uuid" "$(size t_serial) / $(size t_sf) / $(size t_uuid)" ""
-if [ "$has_uuidv7" = t ]; then
-  t_v7=$(ins t_v7 "id uuid PRIMARY KEY DEFAULT uuidv7()")
-  row "INSERT, DEFAULT uuidv7() vs bigserial" "$t_v7" "$(ratio "$t_v7" "$t_serial")"
-  row "INSERT, DEFAULT snowflake_next() vs DEFAULT uuidv7()" "" "$(ratio "$t_sf" "$t_v7")"
-  row "index size: uuidv7" "$(size t_v7)" ""
-fi
-fi
 
 if part segments; then
   # Segment mode (issue 4). Types are created first so that only handing out is measured.

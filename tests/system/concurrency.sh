@@ -37,5 +37,31 @@ check "message IDs: all $((SESSIONS * PER / 5)) arrived" eq "$(q $PORT "SELECT c
 check "message IDs: none repeats across sessions" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM msgs")" 0
 check "message IDs: each session's are in increasing text order" eq "$(q $PORT "SELECT count(*) FROM (SELECT id, lag(id) OVER (PARTITION BY s ORDER BY g) AS prev FROM msgs) x WHERE id <= prev")" 0
 check "message IDs: decode gives back each one's session type" eq "$(q $PORT "SELECT count(*) FROM msgs, msgid_decode(id) d WHERE d.session_type <> g % 16")" 0
+# Batches are taken lazily, one tick's worth as rows are read (since 0.2.5): batches and single
+# calls of 8 sessions at once, held to the layout's capacity (max_drift 0) so that every batch
+# waits for the clock between ticks while the others take from the same ticks. And a batch read
+# only in part: the rest is never taken.
+q $PORT "ALTER SYSTEM SET idgen.max_drift = 0" && q $PORT "SELECT pg_reload_conf()" >/dev/null
+q $PORT "CREATE UNLOGGED TABLE batch (s int, g bigint, id bigint)"
+for s in $(seq 1 "$SESSIONS"); do
+  if [ $((s % 2)) = 0 ]; then
+    q $PORT "INSERT INTO batch SELECT $s, row_number() OVER (), id FROM snowflake_next_batch($PER) id" &
+  else
+    q $PORT "INSERT INTO batch SELECT $s, g, snowflake_next() FROM generate_series(1, $((PER / 5))) g" &
+  fi
+done
+wait
+q $PORT "ALTER SYSTEM RESET idgen.max_drift" && q $PORT "SELECT pg_reload_conf()" >/dev/null
+check "batches held to capacity: all rows arrived" eq "$(q $PORT "SELECT count(*) FROM batch")" \
+  "$((SESSIONS / 2 * PER + (SESSIONS - SESSIONS / 2) * PER / 5))"
+check "batches and single calls at once: no ID repeats" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM batch")" 0
+check "each batch ascends" eq "$(q $PORT "SELECT count(*) FROM (SELECT id, lag(id) OVER (PARTITION BY s ORDER BY g) AS prev FROM batch) x WHERE id <= prev")" 0
+# (In the select list the function's rows are read as the query needs them; in FROM, PostgreSQL
+# reads all of them first.)
+before=$(q $PORT "SELECT ids_issued FROM idgen.status")
+half=$(q $PORT "SELECT count(*) FROM (SELECT snowflake_next_batch(10000000) LIMIT 5000) x")
+took=$(($(q $PORT "SELECT ids_issued FROM idgen.status") - before))
+check "a batch of 10M read to its 5000th row gave 5000 rows and took $took IDs, not 10M" \
+  test "$half" = 5000 -a "$took" -lt 100000
 check "status counted every ID" test "$(q $PORT "SELECT ids_issued FROM idgen.status")" -ge "$((SESSIONS * PER + 400000))"
 finish
