@@ -213,7 +213,7 @@ mod tests {
     }
 
     #[pg_test(
-        error = "layout \"nosuch\": unknown layout \"nosuch\"; known layouts: pg_idgen, twitter, leaf, sonyflake, instagram, uid_generator, js_safe, raindrop, westid, westid32"
+        error = "layout \"nosuch\": unknown layout \"nosuch\"; known layouts: pg_idgen, twitter, leaf, sonyflake, instagram, uid_generator, js_safe, js_safe_10ms, js_safe_s, raindrop, westid, westid32"
     )]
     fn unknown_layout_is_an_error() {
         Spi::run("SELECT * FROM id_decode(1, 'nosuch')").unwrap();

@@ -712,6 +712,25 @@ mod tests {
     }
 
     #[test]
+    fn the_javascript_safe_presets_stay_below_2_pow_53_and_can_generate_until_2090() {
+        // 2026-11-23, and 2090-01-01 (both UTC).
+        let (now, y2090) = (1_795_392_000_000, 3_786_912_000_000);
+        for (name, workers, per_second) in [
+            ("js_safe", 16, 256_000),
+            ("js_safe_10ms", 64, 51_200),
+            ("js_safe_s", 1024, 4_096),
+        ] {
+            let l = Layout::parse(name).unwrap();
+            assert!(l.js_safe(), "{name}");
+            assert!(l.max_id() < 1 << 53, "{name}");
+            assert!(l.end_ms() > y2090, "{name} ends at {}", l.end_ms());
+            assert_eq!(l.max_value(Field::Worker) + 1, workers, "{name}");
+            assert_eq!(l.per_tick() * 1000 / l.unit_ms, per_second, "{name}");
+            assert!(l.check_for_generation(now).is_ok(), "{name}");
+        }
+    }
+
+    #[test]
     fn min_id_at_ms_is_the_start_of_the_tick() {
         let l = Layout::parse("twitter").unwrap();
         let ms = 1_577_820_376_771; // 2019-12-31 19:26:16.771 UTC
