@@ -52,6 +52,20 @@ static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
 static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
 /// Superuser (or GRANT SET ON PARAMETER): the longest a caller waits for the allocator.
 static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+/// What the event trigger of sql/key_types.sql does with a column that cannot hold its default's
+/// IDs; read by that trigger with current_setting().
+static KEY_TYPE_CHECK: GucSetting<KeyTypeCheck> =
+    GucSetting::<KeyTypeCheck>::new(KeyTypeCheck::Error);
+
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum KeyTypeCheck {
+    #[name = c"error"]
+    Error,
+    #[name = c"warning"]
+    Warning,
+    #[name = c"off"]
+    Off,
+}
 
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum WorkerIdSource {
@@ -197,10 +211,18 @@ fn int(
 }
 
 pub fn define() {
+    GucRegistry::define_enum_guc(
+        c"idgen.key_type_check",
+        c"What CREATE/ALTER TABLE does with a column too small for its snowflake_next() or segment_next() default: error, warning or off.",
+        c"error: refuse a column that can never hold a Snowflake ID (smallint, integer, real; double precision unless the layout is js_safe), warn about segment_next() there; warning: warn about both; off: no check.",
+        &KEY_TYPE_CHECK,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_string_guc(
         c"idgen.layout",
         c"Bit layout of this node's Snowflake IDs: a preset name, optionally followed by key=value overrides.",
-        c"Presets: pg_idgen (default), twitter, leaf, sonyflake, instagram, uid_generator, js_safe, raindrop, westid, westid32. \
+        c"Presets: pg_idgen (default), twitter, leaf, sonyflake, instagram, uid_generator, js_safe, js_safe_10ms, js_safe_s, raindrop, westid, westid32. \
 Keys: unit, epoch, time, datacenter, worker, rollback, sequence, reserved, reserved_value, order. See SELECT * FROM idgen.layouts.",
         &LAYOUT,
         GucContext::Postmaster,

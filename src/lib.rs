@@ -10,6 +10,7 @@ mod codec;
 mod decode;
 mod errors;
 mod gucs;
+mod key_types;
 mod lease;
 mod msgid;
 mod node;
