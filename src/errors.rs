@@ -91,25 +91,31 @@ pub fn batch_size(func: &str, n: Option<i32>) -> i32 {
 
 /// 25006 on a standby: a generator that ran there would repeat its primary's IDs. `what` is the
 /// action refused ("generate IDs"), `hint` where to do it instead.
+#[inline]
 pub fn refuse_on_standby(what: &str, hint: &str) {
-    // Recovery never starts again under a running backend: once it is seen to be over, this
-    // process need not ask again (a call into the server costs more than the rest of an ID).
-    static PRIMARY: AtomicBool = AtomicBool::new(false);
-    if PRIMARY.load(Relaxed) {
-        return;
+    if !PRIMARY.load(Relaxed) {
+        ask_recovery(what, hint);
     }
+}
+
+/// Recovery never starts again under a running backend: once it is seen to be over, this process
+/// need not ask again (a call into the server costs more than the rest of an ID).
+static PRIMARY: AtomicBool = AtomicBool::new(false);
+
+#[cold]
+fn ask_recovery(what: &str, hint: &str) {
     // SAFETY: RecoveryInProgress only reads the server's shared recovery state.
     if !unsafe { pgrx::pg_sys::RecoveryInProgress() } {
         PRIMARY.store(true, Relaxed);
-    } else {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
-            format!("cannot {what} on a standby server"),
-        )
-        .detail("The server is in recovery; IDs made here could repeat IDs of the primary.")
-        .hint(hint)
-        .raise();
+        return;
     }
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+        format!("cannot {what} on a standby server"),
+    )
+    .detail("The server is in recovery; IDs made here could repeat IDs of the primary.")
+    .hint(hint)
+    .raise();
 }
 
 /// A failure of pgrx's own SPI layer (not an ERROR of the query, which keeps its SQLSTATE).

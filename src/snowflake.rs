@@ -405,6 +405,7 @@ impl Reserver for PgReserver<'_> {
 }
 
 /// Generators run only on a primary: a standby's IDs would collide with its primary's.
+#[inline]
 pub(crate) fn check_can_generate(shared: &Shared) {
     refuse_on_standby(
         "generate IDs",
