@@ -11,6 +11,7 @@ check() { # check "what" TEST-COMMAND...
 eq() { [ "$1" = "$2" ] || { echo "    expected '$2', got '$1'" >&2; return 1; }; }
 not_grep() { ! grep "$@" >/dev/null; }
 ne() { [ "$1" != "$2" ] || { echo "    expected anything but '$2'" >&2; return 1; }; }
+phase() { echo "  ($SECONDS s) $*"; } # phase "what": a heading in the output, with the seconds since the start
 # show_errors FILE...: print (to stderr, indented) the start of any of FILES that is not empty, so
 # that a failed "no error" check says which error it was.
 show_errors() {

@@ -16,7 +16,6 @@ cluster_start apps
 trap 'cluster_stop apps immediate' EXIT
 rm -rf "$OUT" && mkdir -p "$OUT"
 SECONDS=0
-phase() { echo "  ($SECONDS s) $*"; }
 q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE ids (id bigint, app int)"
 CONN="host=127.0.0.1 port=$PORT dbname=postgres user=postgres"
 

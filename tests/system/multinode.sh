@@ -19,7 +19,6 @@ C=26404
 AGG=26405
 TTL_S=3
 SECONDS=0
-phase() { echo "  ($SECONDS s) $*"; }
 trap 'for n in mn_a mn_b mn_c mn_agg mn_coord; do cluster_stop $n immediate; done' EXIT
 
 cluster_init mn_coord $COORD "idgen.worker_lease_grace = '1s'"

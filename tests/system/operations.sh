@@ -17,7 +17,6 @@ P=26411
 S=26412
 OUT="$WORK/operations.out"
 SECONDS=0
-phase() { echo "  ($SECONDS s) $*"; }
 trap 'for n in ops_a ops_b ops_p ops_s; do cluster_stop $n immediate; done' EXIT
 rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$OUT"
 

@@ -22,7 +22,6 @@ OUT="$WORK/segments.out"
 cluster_init seg $PORT "max_connections = 120" "idgen.segment_step_target = 0"
 cluster_start seg
 SECONDS=0
-phase() { echo "  ($SECONDS s) $*"; }
 trap 'cluster_stop seg immediate; cluster_stop sega immediate; cluster_stop segb immediate; cluster_stop segslots immediate' EXIT
 rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$OUT"
 q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE got (phase text, biz text, id bigint)"
