@@ -242,6 +242,11 @@ GRANT SELECT ON idgen.layouts, idgen.status, idgen.worker_status, idgen.node_ori
 GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_status(),
     idgen_internal.worker_lease_state() TO PUBLIC;
 
+-- Table owners: moving their key columns onto snowflake_next() (SECURITY INVOKER: ALTER TABLE's own
+-- checks decide what a caller may change).
+GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
+    idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO PUBLIC;
+
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.
 GRANT EXECUTE ON FUNCTION idgen.worker_acquire(text, interval, integer, integer),

@@ -6,11 +6,11 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
+mod adopt;
 mod codec;
 mod decode;
 mod errors;
 mod gucs;
-mod key_types;
 mod lease;
 mod msgid;
 mod node;
