@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The README's Python recipe (examples/sqlalchemy_app.py), run with the real clients from PyPI
+# (psycopg 3, SQLAlchemy 2, Alembic; installed once into a venv in /var/tmp/pg_idgen_clients/py):
+#   - SQLAlchemy: a BigInteger key with server_default=text("snowflake_next()") gets its id back
+#     after flush, for one row, for many, and from a bulk INSERT ... RETURNING;
+#   - Alembic autogenerate with include_schemas=True proposes dropping pg_idgen's tables, and with
+#     the recipe's include_name it proposes nothing;
+#   - psycopg: INSERT ... RETURNING id, and a lost lease told by diag.constraint_name.
+# Skipped, saying why, when PyPI cannot be reached.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=26451
+VENV=/var/tmp/pg_idgen_clients/py
+PKGS=("psycopg[binary]>=3.2,<4" "sqlalchemy>=2,<3" "alembic>=1.13,<2")
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic" 2>/dev/null; then
+  rm -rf "$VENV"
+  if ! { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "${PKGS[@]}"; } >"$WORK/pip.log" 2>&1; then
+    echo "  skipped: pip could not install psycopg, SQLAlchemy and Alembic from PyPI ($(tail -1 "$WORK/pip.log"))"
+    rm -rf "$VENV"
+    exit 0
+  fi
+fi
+echo "  $("$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, sys; print(f'python {sys.version.split()[0]}, psycopg {psycopg.__version__}, SQLAlchemy {sqlalchemy.__version__}, Alembic {alembic.__version__}')")"
+field() { python3 -c "import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+cluster_init clients_py $PORT
+cluster_start clients_py
+trap 'cluster_stop clients_py immediate' EXIT
+q $PORT "CREATE EXTENSION pg_idgen"
+out=$("$VENV/bin/python" "$REPO/examples/sqlalchemy_app.py" "postgresql+psycopg://postgres@127.0.0.1:$PORT/postgres")
+echo "    $out"
+check "SQLAlchemy: the id is there after flush, for one row and for 100" eq \
+  "$(field "$out" orm_id_after_flush)|$(field "$out" orm_ids_distinct)" "True|100"
+check "SQLAlchemy: a bulk INSERT ... RETURNING gives 100 distinct ids; 201 rows in all" eq \
+  "$(field "$out" bulk_returning_ids)|$(field "$out" rows)" "100|201"
+check "Alembic, include_schemas=True: proposes dropping pg_idgen's tables" eq \
+  "$(field "$out" alembic_drops_plain)" "['idgen.node_origins', 'idgen.segments', 'idgen.segments_retired', 'idgen.workers']"
+check "Alembic with the recipe's include_name: proposes nothing" eq "$(field "$out" alembic_drops_with_include_name)" "[]"
+check "psycopg: INSERT ... RETURNING id; a lost lease has diag.constraint_name idgen_lease_lost" eq \
+  "$(field "$out" psycopg_returning)|$(field "$out" lease_lost_condition)" "True|idgen_lease_lost"
+finish
