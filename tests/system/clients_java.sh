@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The README's Java recipe (examples/jdbc/IdgenJdbc.java), compiled and run against Debian's
+# pgjdbc (libpostgresql-jdbc-java) and Hibernate 3.6 (libhibernate3-java, the version Debian 12
+# ships), installed here if missing:
+#   - pgjdbc: getGeneratedKeys gives the Snowflake ID of one INSERT, and one key per row of a batch;
+#   - Hibernate: an IdentifierGenerator on idgen.segment_alloc hands out 120 distinct ids from
+#     whole committed ranges (3 ranges of step 50).
+# Skipped, saying why, when the packages cannot be installed.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+PORT=26452
+PKGS=(libpostgresql-jdbc-java libhibernate3-java libjavassist-java)
+command -v javac >/dev/null || PKGS+=(default-jdk-headless)
+if ! apt_install_missing "${PKGS[@]}" >"$WORK/apt_java.log" 2>&1; then
+  echo "  skipped: apt-get could not install ${PKGS[*]} ($(tail -1 "$WORK/apt_java.log"))"
+  exit 0
+fi
+CP=$(printf '/usr/share/java/%s.jar:' postgresql hibernate3 geronimo-jpa_2.0_spec geronimo-jta-1.2-spec \
+  hibernate-commons-annotations dom4j commons-collections3 antlr javassist slf4j-api slf4j-nop)
+BUILD="$WORK/java_build"
+rm -rf "$BUILD" && mkdir -p "$BUILD"
+javac -d "$BUILD" -cp "$CP" "$REPO/examples/jdbc/IdgenJdbc.java"
+echo "  $(java -version 2>&1 | head -1), pgjdbc $(dpkg-query -W -f='${Version}' libpostgresql-jdbc-java), Hibernate $(dpkg-query -W -f='${Version}' libhibernate3-java)"
+field() { python3 -c "import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+cluster_init clients_java $PORT
+cluster_start clients_java
+trap 'cluster_stop clients_java immediate' EXIT
+q $PORT "CREATE EXTENSION pg_idgen"
+out=$(java -cp "$CP$BUILD" IdgenJdbc "jdbc:postgresql://127.0.0.1:$PORT/postgres?user=postgres")
+echo "    $out"
+check "pgjdbc: getGeneratedKeys gives the Snowflake ID of one INSERT and 100 keys for a batch of 100" eq \
+  "$(field "$out" jdbc_one_above_2_pow_53)|$(field "$out" jdbc_batch_keys)" "True|100"
+check "Hibernate on idgen.segment_alloc: 120 rows, 120 distinct ids, 1 to 120, from 3 ranges of 50" eq \
+  "$(field "$out" hibernate_rows)|$(field "$out" hibernate_distinct)|$(field "$out" hibernate_min)|$(field "$out" hibernate_max)|$(field "$out" ranges_taken)" \
+  "120|120|1|120|3"
+finish
