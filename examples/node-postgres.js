@@ -1,5 +1,5 @@
 // IDs to JavaScript with node-postgres (npm "pg"): what survives and what does not.
-//   node examples/node-postgres.js 'postgres://postgres@127.0.0.1:5432/postgres'
+//   node examples/node-postgres.js 'postgres://postgres@127.0.0.1:5432/postgres' [converted_table]
 // Prints one JSON line: how many of 1,000 new Snowflake IDs each way of fetching them keeps exact.
 // - Rows: node-postgres returns bigint as a string, exact (parse it with BigInt if you compute).
 // - JSON made in SQL: json_agg(id) writes numbers, and JSON.parse rounds those above 2^53, so
@@ -30,6 +30,12 @@ async function main() {
       'SELECT id_from_text(t)::text AS id FROM unnest($1::text[]) WITH ORDINALITY u(t, n) ORDER BY n',
       [short])).rows.map((r) => r.id);
     await client.query('ROLLBACK');
+    // A table converted from serial (idgen.convert_to_snowflake), if one is named: one more row.
+    let converted = null;
+    if (process.argv[3]) {
+      const r = await client.query(`INSERT INTO ${process.argv[3]} DEFAULT VALUES RETURNING id`);
+      converted = r.rows[0].id;
+    }
 
     console.log(JSON.stringify({
       ids: ids.length,
@@ -41,6 +47,7 @@ async function main() {
       id_to_text_exact: exact(back),
       id_to_text_sorted: short.every((s, i) => i === 0 || short[i - 1] < s),
       above_2_pow_53: ids.filter((v) => BigInt(v) > 2n ** 53n).length,
+      converted_table_id: converted,
     }));
   } finally {
     await client.end();

@@ -1,6 +1,6 @@
 """pg_idgen from Python: psycopg 3, SQLAlchemy 2 and Alembic.
 
-    python3 examples/sqlalchemy_app.py 'postgresql+psycopg://postgres@127.0.0.1:5432/postgres'
+    python3 examples/sqlalchemy_app.py 'postgresql+psycopg://postgres@127.0.0.1:5432/postgres' [converted_table]
 
 Prints one JSON line of what it found. The recipe:
 - the key column: BigInteger, primary_key=True, server_default=text("snowflake_next()"); the ORM
@@ -60,9 +60,10 @@ def main(url):
     with engine.connect() as conn:
         def drops(opts):
             ctx = MigrationContext.configure(conn, opts=opts)
+            # (Only pg_idgen's tables: other tables of the database are not this app's concern.)
             return sorted(
                 f"{d[1].schema}.{d[1].name}" for d in compare_metadata(ctx, Base.metadata)
-                if isinstance(d, tuple) and d[0] == "remove_table")
+                if isinstance(d, tuple) and d[0] == "remove_table" and d[1].schema in ("idgen", "idgen_internal"))
         found["alembic_drops_plain"] = drops({"include_schemas": True})
         found["alembic_drops_with_include_name"] = drops({"include_schemas": True, "include_name": include_name})
 
@@ -76,6 +77,10 @@ def main(url):
             found["lease_lost_condition"] = None
         except psycopg.errors.ObjectNotInPrerequisiteState as e:
             found["lease_lost_condition"] = e.diag.constraint_name
+        # A table converted from serial (idgen.convert_to_snowflake), if one is named: one more row.
+        if len(sys.argv) > 2:
+            found["converted_table_id"] = conn.execute(
+                f"INSERT INTO {sys.argv[2]} DEFAULT VALUES RETURNING id").fetchone()[0]
     Base.metadata.drop_all(engine)
     print(json.dumps(found))
 

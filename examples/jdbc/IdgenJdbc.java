@@ -3,7 +3,7 @@
 // sequence generators cannot use segment types). Built and run against Debian's
 // libpostgresql-jdbc-java (pgjdbc 42.5) and libhibernate3-java (Hibernate 3.6) by
 // tests/system/clients_java.sh:
-//   java -cp <jars>:. IdgenJdbc 'jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres'
+//   java -cp <jars>:. IdgenJdbc 'jdbc:postgresql://127.0.0.1:5432/postgres?user=postgres' [converted_table]
 // Prints one JSON line of what it found.
 
 import java.io.Serializable;
@@ -108,6 +108,17 @@ public class IdgenJdbc {
                 for (int i = 0; i < 100; i++) { ps.setString(1, "item " + i); ps.addBatch(); }
                 ps.executeBatch();
                 try (ResultSet k = ps.getGeneratedKeys()) { while (k.next()) batch.add(k.getLong(1)); }
+            }
+            // A table converted from serial (idgen.convert_to_snowflake), if one is named.
+            if (args.length > 1) {
+                try (PreparedStatement ps = c.prepareStatement(
+                        "INSERT INTO " + args[1] + " DEFAULT VALUES", new String[] {"id"})) {
+                    ps.executeUpdate();
+                    try (ResultSet k = ps.getGeneratedKeys()) {
+                        k.next();
+                        out.append("\"converted_table_id\":").append(k.getLong(1)).append(",");
+                    }
+                }
             }
             out.append("\"jdbc_one_above_2_pow_53\":").append(one > (1L << 53));
             out.append(",\"jdbc_batch_keys\":").append(batch.size());

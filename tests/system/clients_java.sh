@@ -25,8 +25,13 @@ cluster_init clients_java $PORT
 cluster_start clients_java
 trap 'cluster_stop clients_java immediate' EXIT
 q $PORT "CREATE EXTENSION pg_idgen"
-out=$(java -cp "$CP$BUILD" IdgenJdbc "jdbc:postgresql://127.0.0.1:$PORT/postgres?user=postgres")
+q $PORT "CREATE TABLE legacy (id serial PRIMARY KEY, note text);
+         INSERT INTO legacy (note) SELECT 'old' FROM generate_series(1, 100);
+         SELECT count(*) FROM idgen.convert_to_snowflake('legacy', 'id', widen => true)" >/dev/null
+out=$(java -cp "$CP$BUILD" IdgenJdbc "jdbc:postgresql://127.0.0.1:$PORT/postgres?user=postgres" legacy)
 echo "    $out"
+check "a serial table converted by idgen.convert_to_snowflake takes a row from this client, with a Snowflake ID" \
+  test "$(field "$out" converted_table_id)" -gt 9007199254740992
 check "pgjdbc: getGeneratedKeys gives the Snowflake ID of one INSERT and 100 keys for a batch of 100" eq \
   "$(field "$out" jdbc_one_above_2_pow_53)|$(field "$out" jdbc_batch_keys)" "True|100"
 check "Hibernate on idgen.segment_alloc: 120 rows, 120 distinct ids, 1 to 120, from 3 ranges of 50" eq \

@@ -29,8 +29,13 @@ cluster_init clients_py $PORT
 cluster_start clients_py
 trap 'cluster_stop clients_py immediate' EXIT
 q $PORT "CREATE EXTENSION pg_idgen"
-out=$("$VENV/bin/python" "$REPO/examples/sqlalchemy_app.py" "postgresql+psycopg://postgres@127.0.0.1:$PORT/postgres")
+q $PORT "CREATE TABLE legacy (id serial PRIMARY KEY, note text);
+         INSERT INTO legacy (note) SELECT 'old' FROM generate_series(1, 100);
+         SELECT count(*) FROM idgen.convert_to_snowflake('legacy', 'id', widen => true)" >/dev/null
+out=$("$VENV/bin/python" "$REPO/examples/sqlalchemy_app.py" "postgresql+psycopg://postgres@127.0.0.1:$PORT/postgres" legacy)
 echo "    $out"
+check "a serial table converted by idgen.convert_to_snowflake takes a row from this client, with a Snowflake ID" \
+  test "$(field "$out" converted_table_id)" -gt 9007199254740992
 check "SQLAlchemy: the id is there after flush, for one row and for 100" eq \
   "$(field "$out" orm_id_after_flush)|$(field "$out" orm_ids_distinct)" "True|100"
 check "SQLAlchemy: a bulk INSERT ... RETURNING gives 100 distinct ids; 201 rows in all" eq \
