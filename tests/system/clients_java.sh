@@ -7,6 +7,7 @@
 #     whole committed ranges (3 ranges of step 50).
 # Skipped, saying why, when the packages cannot be installed.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
 PORT=26452
 PKGS=(libpostgresql-jdbc-java libhibernate3-java libjavassist-java)
 command -v javac >/dev/null || PKGS+=(default-jdk-headless)
@@ -20,18 +21,14 @@ BUILD="$WORK/java_build"
 rm -rf "$BUILD" && mkdir -p "$BUILD"
 javac -d "$BUILD" -cp "$CP" "$REPO/examples/jdbc/IdgenJdbc.java"
 echo "  $(java -version 2>&1 | head -1), pgjdbc $(dpkg-query -W -f='${Version}' libpostgresql-jdbc-java), Hibernate $(dpkg-query -W -f='${Version}' libhibernate3-java)"
-field() { python3 -c "import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 cluster_init clients_java $PORT
 cluster_start clients_java
 trap 'cluster_stop clients_java immediate' EXIT
 q $PORT "CREATE EXTENSION pg_idgen"
-q $PORT "CREATE TABLE legacy (id serial PRIMARY KEY, note text);
-         INSERT INTO legacy (note) SELECT 'old' FROM generate_series(1, 100);
-         SELECT count(*) FROM idgen.convert_to_snowflake('legacy', 'id', widen => true)" >/dev/null
+legacy_table $PORT
 out=$(java -cp "$CP$BUILD" IdgenJdbc "jdbc:postgresql://127.0.0.1:$PORT/postgres?user=postgres" legacy)
 echo "    $out"
-check "a serial table converted by idgen.convert_to_snowflake takes a row from this client, with a Snowflake ID" \
-  test "$(field "$out" converted_table_id)" -gt 9007199254740992
+check_legacy_row "$out"
 check "pgjdbc: getGeneratedKeys gives the Snowflake ID of one INSERT and 100 keys for a batch of 100" eq \
   "$(field "$out" jdbc_one_above_2_pow_53)|$(field "$out" jdbc_batch_keys)" "True|100"
 check "Hibernate on idgen.segment_alloc: 120 rows, 120 distinct ids, 1 to 120, from 3 ranges of 50" eq \

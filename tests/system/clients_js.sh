@@ -8,6 +8,7 @@
 #   - with js_safe, JSON numbers are exact too.
 # Skipped, saying why, when Node.js is missing or the npm registry cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
 PORT=26449
 JS_PORT=26450
 NODE_DIR=/var/tmp/pg_idgen_clients/node
@@ -24,7 +25,6 @@ if [ ! -f "$NODE_DIR/node_modules/pg/package.json" ]; then
 fi
 echo "  node $(node --version), pg $(sed -n 's/^ *"version": "\(.*\)",/\1/p' "$NODE_DIR/node_modules/pg/package.json")"
 run_js() { NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/node-postgres.js" "postgres://postgres@127.0.0.1:$1/postgres" ${2:-}; }
-field() { python3 -c "import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
 
 cluster_init clients_js $PORT
 cluster_init clients_js_safe $JS_PORT "idgen.layout = 'js_safe'"
@@ -33,14 +33,11 @@ cluster_start clients_js_safe
 trap 'cluster_stop clients_js immediate; cluster_stop clients_js_safe immediate' EXIT
 q $PORT "CREATE EXTENSION pg_idgen"
 q $JS_PORT "CREATE EXTENSION pg_idgen"
-q $PORT "CREATE TABLE legacy (id serial PRIMARY KEY, note text);
-         INSERT INTO legacy (note) SELECT 'old' FROM generate_series(1, 100);
-         SELECT count(*) FROM idgen.convert_to_snowflake('legacy', 'id', widen => true)" >/dev/null
+legacy_table $PORT
 
 out=$(run_js $PORT legacy)
 echo "    default layout: $out"
-check "a serial table converted by idgen.convert_to_snowflake takes a row from this client, with a Snowflake ID" \
-  test "$(field "$out" converted_table_id)" -gt 9007199254740992
+check_legacy_row "$out"
 check "rows: bigint arrives as a string, all 1,000 IDs exact" eq \
   "$(field "$out" type_in_rows)|$(field "$out" rows_exact)" "string|1000"
 check "every ID of the default layout is above 2^53" eq "$(field "$out" above_2_pow_53)" 1000
