@@ -21,7 +21,7 @@ DECLARE
     stmt text;
     -- The schema of pg_idgen's own functions (the extension's): this function's search_path
     -- names only pg_catalog.
-    sf text := (SELECT format('%I.snowflake_next()', extnamespace::regnamespace) FROM pg_extension WHERE extname = 'pg_idgen');
+    ext text := (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_idgen');
 BEGIN
     IF tbl IS NULL OR col IS NULL OR widen IS NULL OR drop_sequence IS NULL OR dry_run IS NULL THEN
         RAISE EXCEPTION 'idgen.convert_to_snowflake: no argument may be NULL' USING ERRCODE = '22004';
@@ -62,9 +62,7 @@ BEGIN
     END IF;
     -- The Snowflake IDs made from now on must be above every value already there.
     EXECUTE format('SELECT max(%I)::numeric FROM %s', col, tbl) INTO max_id;
-    EXECUTE format('SELECT %I.id_from_timestamp(clock_timestamp())',
-                   (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_idgen'))
-       INTO first_id;
+    EXECUTE format('SELECT %s.id_from_timestamp(clock_timestamp())', ext) INTO first_id;
     IF max_id >= first_id THEN
         RAISE EXCEPTION 'idgen.convert_to_snowflake: column "%" of table % holds values up to %, not below %, the smallest Snowflake ID of this node now', col, tbl, max_id, first_id
             USING ERRCODE = '55000',
@@ -106,7 +104,7 @@ BEGIN
         -- The identity's sequence belongs to it and goes with it.
         plan := plan || format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
     END IF;
-    plan := plan || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, sf);
+    plan := plan || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s.snowflake_next()', tbl, col, ext);
     IF ident = '' THEN
         IF drop_sequence THEN
             plan := plan || format('DROP SEQUENCE %s', seq);
