@@ -64,6 +64,24 @@ COMMENT ON FUNCTION id_to_text(bigint, text) IS
 COMMENT ON FUNCTION id_from_text(text, text) IS
   'The ID of a text form made by id_to_text with the same base; wrong length or characters 22P02, above 64 bits 22003.';
 
+-- UUIDv7 (RFC 9562) and ULIDs, from the node's third clock stream.
+COMMENT ON FUNCTION uuidv7_next() IS
+  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
+COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
+  'n UUIDv7s at once (1 to 10000000), ascending.';
+COMMENT ON FUNCTION ulid_next() IS
+  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
+COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
+  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
+COMMENT ON FUNCTION ulid_to_uuid(text) IS
+  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
+COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
+  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
+COMMENT ON FUNCTION ulid_timestamp(text) IS
+  'The millisecond inside a ULID (its first 10 characters).';
+COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
+  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
+
 -- Worker-id leases (seed 001), on a coordinator database.
 COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS
   'Lease a worker id in [min_id, max_id] (default: this layout''s worker range) for ttl. The same code gets its old id back first; a live lease is never handed out twice. Returns the id, the lease number (a fencing token that grows by a random step with each holder: pass it to heartbeat and release, it proves the holder), the expiry, and start_after: make IDs only later than it. Run it in autocommit mode.';
@@ -82,7 +100,7 @@ COMMENT ON FUNCTION idgen_internal.worker_lease_state() IS
 COMMENT ON FUNCTION idgen_internal.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
-  'Moves this node''s Snowflake and message-ID clocks past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
 COMMENT ON FUNCTION idgen.node_system_identifier() IS
   'This database system''s identifier (system_identifier of pg_control_system()), as idgen.node_origins records it.';
 

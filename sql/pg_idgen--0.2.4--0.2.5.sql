@@ -294,3 +294,42 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
     idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
     idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO idgen_admin;
+
+-- UUIDv7 (RFC 9562) and ULIDs: new C functions of the library, in the extension's schema.
+CREATE FUNCTION uuidv7_next() RETURNS uuid
+STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
+CREATE FUNCTION uuidv7_next_batch(n integer) RETURNS SETOF uuid
+VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_batch_wrapper';
+CREATE FUNCTION ulid_next() RETURNS text
+STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
+CREATE FUNCTION uuid_to_ulid(id uuid) RETURNS text
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuid_to_ulid_wrapper';
+CREATE FUNCTION ulid_to_uuid(ulid text) RETURNS uuid
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_to_uuid_wrapper';
+CREATE FUNCTION uuidv7_timestamp(id uuid) RETURNS timestamptz
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_timestamp_wrapper';
+CREATE FUNCTION ulid_timestamp(ulid text) RETURNS timestamptz
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_timestamp_wrapper';
+CREATE FUNCTION uuidv7_from_timestamp(ts timestamptz) RETURNS uuid
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_from_timestamp_wrapper';
+COMMENT ON FUNCTION uuidv7_next() IS
+  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
+COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
+  'n UUIDv7s at once (1 to 10000000), ascending.';
+COMMENT ON FUNCTION ulid_next() IS
+  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
+COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
+  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
+COMMENT ON FUNCTION ulid_to_uuid(text) IS
+  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
+COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
+  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
+COMMENT ON FUNCTION ulid_timestamp(text) IS
+  'The millisecond inside a ULID (its first 10 characters).';
+COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
+  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
+
+-- UUIDv7s share the clocks and the durable mark: the comments that named the streams.
+COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
+COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';

@@ -22,6 +22,7 @@ mod segment;
 mod shmem;
 mod snowflake;
 mod status;
+mod uuidv7;
 mod wal;
 
 pgrx::pg_module_magic!();

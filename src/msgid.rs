@@ -13,12 +13,13 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use crate::errors::{invalid, out_of_range, required, IdError};
-use crate::gucs::ClockSettings;
 use crate::node::backend_generator::BackendGenerator;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 use crate::shmem;
-use crate::snowflake::{check_can_generate, to_id_error, warn_step, PgClock, PgReserver};
-use pg_idgen_core::generator::{ClockPolicy, Generator};
+use crate::snowflake::{
+    check_can_generate, fixed_layout_generator, to_id_error, warn_step, PgClock, PgReserver,
+};
+use pg_idgen_core::generator::Generator;
 use pg_idgen_core::msgid::{self as format, MsgId};
 
 use crate::snowflake::msgid_layout;
@@ -27,24 +28,9 @@ thread_local! {
     static CURRENT: BackendGenerator = const { BackendGenerator::new() };
 }
 
-/// The node's clock settings applied to message IDs. The rollback flag is a Snowflake layout
-/// bit the message format does not have, so under that policy message IDs wait instead.
+/// Runs `f` with this backend's message-ID generator under the node's clock settings.
 fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    let build = |settings: ClockSettings| {
-        let policy = match settings.policy.into() {
-            ClockPolicy::RollbackFlag => ClockPolicy::Wait,
-            p => p,
-        };
-        Generator::new(
-            msgid_layout().clone(),
-            policy,
-            settings.max_drift_ms as u64,
-            settings.max_wait_ms as u64,
-            0,
-            0,
-        )
-    };
-    CURRENT.with(|g| g.with(build, f))
+    CURRENT.with(|g| g.with(|s| fixed_layout_generator(msgid_layout(), s), f))
 }
 
 fn session_type_of(session_type: Option<i32>) -> u8 {

@@ -6,9 +6,9 @@
 //! new system's clocks know nothing of the IDs made before. `idgen.node_origins` lists the system
 //! identifiers (pg_control) of the systems whose IDs this database may hold: the install script
 //! records the system it is installed on, pg_dump keeps the rows, pg_upgrade carries the file.
-//! When a row names another system, Snowflake and message IDs are refused in that database until
-//! `idgen.snowflake_start_after()` has moved this node's clocks past the old IDs, which then
-//! leaves only this system's row.
+//! When a row names another system, time-based IDs (Snowflake, message IDs, UUIDv7) are refused in
+//! that database until `idgen.snowflake_start_after()` has moved this node's clocks past the old
+//! IDs, which then leaves only this system's row.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -121,7 +121,7 @@ CREATE TABLE idgen.node_origins (
     system_identifier bigint NOT NULL,
     recorded_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
-COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake and message IDs are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
+COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
 COMMENT ON COLUMN idgen.node_origins.system_identifier IS 'system_identifier of pg_control_system() on the system that made IDs here.';
 COMMENT ON COLUMN idgen.node_origins.recorded_at IS 'When the row was written.';
 SELECT pg_catalog.pg_extension_config_dump('idgen.node_origins', '');

@@ -1,5 +1,6 @@
-//! pg_idgen's background worker: keeps the high-water mark of Snowflake and message IDs reserved ahead of need, so
-//! that callers almost never wait for a durable write.
+//! pg_idgen's background worker: keeps the high-water mark of the node's clock streams (Snowflake
+//! IDs, message IDs, UUIDv7s) reserved ahead of need, so that callers almost never wait for a
+//! durable write.
 
 use std::time::Duration;
 
@@ -28,7 +29,7 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
     worker_loop::attach_signals();
     // No database: like the logical replication launcher, only shared catalogs.
     BackgroundWorker::connect_worker_to_spi(None, None);
-    let mut issued_before = [0u64; 2];
+    let mut issued_before = [0u64; 3];
     let mut complained = false;
     worker_loop::run(|| {
         let stop = || {

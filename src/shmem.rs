@@ -54,6 +54,8 @@ pub struct Shared {
     /// The clock and sequence of message IDs (RongCloud's 80-bit format), the same machinery as
     /// Snowflake's.
     pub msgid: GeneratorState,
+    /// The clock and counter of UUIDv7s (and ULIDs), the same machinery again.
+    pub uuidv7: GeneratorState,
     /// The durable mark as last written (ms): it only moves up, whichever generator moves it.
     pub mark_ms: std::sync::atomic::AtomicI64,
     /// The WAL position of the newest mark record this server wrote (0: none since start).

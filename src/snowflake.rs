@@ -15,7 +15,7 @@ use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
 use pg_idgen_core::civil::format_utc_ms;
 use pg_idgen_core::generator::{
-    BackwardStep, Clock, ConfigError, GenError, Generator, GeneratorState, Reserver,
+    BackwardStep, Clock, ClockPolicy, ConfigError, GenError, Generator, GeneratorState, Reserver,
 };
 use pg_idgen_core::layout::Layout;
 use pg_idgen_core::layout_history::{self, History, Verdict};
@@ -83,8 +83,9 @@ pub fn init_node() {
     let _ = NODE.set(g);
 }
 
-/// One clock stream of the node. Snowflake IDs and message IDs share the durable mark: start-up,
-/// WAL replay, `idgen.snowflake_start_after` and the reserver walk over both with [`streams`].
+/// One clock stream of the node. Snowflake IDs, message IDs and UUIDv7s share the durable mark:
+/// start-up, WAL replay, `idgen.snowflake_start_after` and the reserver walk over all of them with
+/// [`streams`].
 #[derive(Clone, Copy)]
 pub struct Stream<'a> {
     pub state: &'a GeneratorState,
@@ -106,8 +107,8 @@ impl Stream<'_> {
     }
 }
 
-/// The node's clock streams: Snowflake IDs first, then message IDs.
-pub fn streams(shared: &Shared) -> [Stream<'_>; 2] {
+/// The node's clock streams: Snowflake IDs first, then message IDs, then UUIDv7s.
+pub fn streams(shared: &Shared) -> [Stream<'_>; 3] {
     let g = node();
     [
         Stream {
@@ -120,6 +121,11 @@ pub fn streams(shared: &Shared) -> [Stream<'_>; 2] {
             layout: msgid_layout(),
             seq_bits: pg_idgen_core::msgid::SEQUENCE_BITS,
         },
+        Stream {
+            state: &shared.uuidv7,
+            layout: uuidv7_layout(),
+            seq_bits: pg_idgen_core::uuid7::COUNTER_BITS,
+        },
     ]
 }
 
@@ -129,6 +135,35 @@ pub fn msgid_layout() -> &'static Layout {
     LAYOUT.get_or_init(|| {
         Layout::parse(pg_idgen_core::msgid::LAYOUT_SPEC).expect("the message-ID layout is valid")
     })
+}
+
+/// UUIDv7s' clock: 48 bits of milliseconds from 1970 and a 15-bit counter.
+pub fn uuidv7_layout() -> &'static Layout {
+    static LAYOUT: OnceCell<Layout> = OnceCell::new();
+    LAYOUT.get_or_init(|| {
+        Layout::parse(pg_idgen_core::uuid7::LAYOUT_SPEC).expect("the UUIDv7 layout is valid")
+    })
+}
+
+/// A generator for a stream of fixed layout (message IDs, UUIDv7s) under the node's clock
+/// settings. The rollback flag is a Snowflake layout bit these formats do not have, so under
+/// that policy they wait instead.
+pub(crate) fn fixed_layout_generator(
+    layout: &Layout,
+    settings: ClockSettings,
+) -> Result<Generator, ConfigError> {
+    let policy = match settings.policy.into() {
+        ClockPolicy::RollbackFlag => ClockPolicy::Wait,
+        p => p,
+    };
+    Generator::new(
+        layout.clone(),
+        policy,
+        settings.max_drift_ms as u64,
+        settings.max_wait_ms as u64,
+        0,
+        0,
+    )
 }
 
 pub fn node() -> &'static Generator {
@@ -164,7 +199,7 @@ pub fn restore_from_mark(shared: &Shared) {
         Err(e) => {
             shared.set_mark_error(&format!("the durable mark could not be read: {e}"));
             pgrx::log!(
-                "pg_idgen: {e}; Snowflake and message IDs are disabled until the mark file is repaired"
+                "pg_idgen: {e}; Snowflake IDs, message IDs and UUIDv7s are disabled until the mark file is repaired"
             );
             return;
         }
@@ -187,6 +222,9 @@ pub fn restore_from_mark(shared: &Shared) {
         }
     }
     let msgid_layout = msgid_layout();
+    let [_, _, uuidv7] = streams(shared);
+    // The tick of a fixed-layout stream that holds the last reserved millisecond.
+    let tick_of = |layout: &Layout| until.and_then(|ms| layout.tick_of_ms(ms - 1));
     match stopped {
         // The exact counters are in the units of the layout they were made with: the record of
         // layouts says none changed, and the mark names the layout (the record may be missing).
@@ -200,13 +238,22 @@ pub fn restore_from_mark(shared: &Shared) {
             shared
                 .msgid
                 .restore_exact(s.msgid_last, pg_idgen_core::msgid::SEQUENCE_BITS);
+            match s.uuidv7_last {
+                Some(last) => uuidv7.state.restore_exact(last, uuidv7.seq_bits),
+                // A stop recorded before UUIDv7s existed: from the reservation.
+                None => uuidv7
+                    .state
+                    .restore(tick_of(uuidv7.layout), uuidv7.seq_bits),
+            }
         }
         _ => {
             shared.snowflake.restore(tick, g.seq_bits());
-            let tick = until.and_then(|ms| msgid_layout.tick_of_ms(ms - 1));
             shared
                 .msgid
-                .restore(tick, pg_idgen_core::msgid::SEQUENCE_BITS);
+                .restore(tick_of(msgid_layout), pg_idgen_core::msgid::SEQUENCE_BITS);
+            uuidv7
+                .state
+                .restore(tick_of(uuidv7.layout), uuidv7.seq_bits);
         }
     }
     // The first ID after every start makes a reservation of its own (see PgReserver::extend).
@@ -227,23 +274,26 @@ pub fn record_stop(shared: &Shared) {
         return;
     }
     let g = node();
-    let [snowflake, msgid] = streams(shared);
+    let [snowflake, msgid, uuidv7] = streams(shared);
     let snowflake_last = snowflake.state.high_counter();
     let msgid_last = msgid.state.high_counter();
-    if snowflake_last == 0 && msgid_last == 0 {
+    let uuidv7_last = uuidv7.state.high_counter();
+    if snowflake_last == 0 && msgid_last == 0 && uuidv7_last == 0 {
         return;
     }
-    // The end of the last tick of either stream: still a bound of every ID in milliseconds, for
-    // a start under another layout.
+    // The end of the last tick of any stream: still a bound of every ID in milliseconds, for a
+    // start under another layout.
     let until = snowflake
         .end_ms(snowflake_last)
         .max(msgid.end_ms(msgid_last))
+        .max(uuidv7.end_ms(uuidv7_last))
         .unwrap_or(0);
     let mark = Mark {
         reserved_until_ms: until,
         stopped: Some(Stopped {
             snowflake_last,
             msgid_last,
+            uuidv7_last: Some(uuidv7_last),
             layout: g.layout.canonical_spec(),
         }),
     };
@@ -291,7 +341,7 @@ pub fn replay_mark(reserved_until_ms: i64) {
     if let Err(e) = apply_replayed_mark(reserved_until_ms) {
         let msg = format!("a mark replayed from the WAL could not be written: {e}");
         shmem::shared().set_mark_error(&msg);
-        pgrx::warning!("pg_idgen: {msg}; Snowflake and message IDs are disabled until pg_idgen.mark is repaired and the server restarted");
+        pgrx::warning!("pg_idgen: {msg}; Snowflake IDs, message IDs and UUIDv7s are disabled until pg_idgen.mark is repaired and the server restarted");
     }
 }
 
@@ -534,14 +584,14 @@ fn snowflake_next() -> i64 {
 
 /// Raises the generator so that its next IDs are later than `ms`: a new lease's `start_after`.
 pub fn raise_floor_to_ms(ms: i64) {
-    let [snowflake, _] = streams(shmem::shared());
+    let [snowflake, ..] = streams(shmem::shared());
     snowflake.raise_past_ms(ms);
 }
 
 /// The last millisecond of the newest Snowflake ID handed out, if any: the `last_ts` a lease
 /// holder reports.
 pub fn last_id_ms() -> Option<i64> {
-    let [snowflake, _] = streams(shmem::shared());
+    let [snowflake, ..] = streams(shmem::shared());
     snowflake
         .end_ms(snowflake.state.last().0)
         .map(|end| end - 1)
@@ -569,11 +619,11 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
     }))
 }
 
-/// Renews the reservations of both generators ahead of need, so callers rarely write the mark
+/// Renews the reservations of every stream ahead of need, so callers rarely write the mark
 /// themselves; run by the background worker. `issued_before` holds each one's count at the last
 /// call. Returns true if it wrote.
 pub fn renew_reservations(
-    issued_before: &mut [u64; 2],
+    issued_before: &mut [u64; 3],
     stop: &dyn Fn() -> Option<String>,
 ) -> Result<bool, String> {
     let shared = shmem::shared();

@@ -18,7 +18,7 @@ mod idgen {
     use crate::snowflake::node;
     use pg_idgen_core::civil::format_utc_ms;
 
-    /// Moves this node's Snowflake and message-ID clocks past `ts`, durably: after a restore onto
+    /// Moves this node's clock streams (Snowflake IDs, message IDs, UUIDv7s) past `ts`, durably: after a restore onto
     /// a new server, a move of a worker id between machines, or a clock set back for good.
     #[pg_extern(volatile, parallel_unsafe)]
     fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {

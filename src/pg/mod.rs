@@ -5,6 +5,7 @@ pub mod lwlock;
 pub mod privilege_hint;
 pub mod shared_text;
 pub mod spi_read;
+pub mod strong_random;
 pub mod syncrep;
 pub mod time;
 pub mod worker_loop;

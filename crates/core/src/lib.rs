@@ -17,3 +17,4 @@ mod models;
 pub mod msgid;
 pub mod presets;
 pub mod segment;
+pub mod uuid7;

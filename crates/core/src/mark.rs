@@ -25,11 +25,14 @@ pub struct Mark {
 
 /// The last counter (`tick << sequence_bits | sequence`) of each clock stream at a clean stop;
 /// 0 where the stream made no ID. The Snowflake counter is in the units of `layout` (its
-/// canonical spec), so it is only used by a start under that same layout.
+/// canonical spec), so it is only used by a start under that same layout. The UUIDv7 counter
+/// came in version 0.2.5: a file written before has none, and that stream resumes at the
+/// reservation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stopped {
     pub snowflake_last: u64,
     pub msgid_last: u64,
+    pub uuidv7_last: Option<u64>,
     pub layout: String,
 }
 
@@ -49,6 +52,9 @@ impl Mark {
                 "stopped_snowflake_last={}\nstopped_msgid_last={}\nstopped_layout={}\n",
                 s.snowflake_last, s.msgid_last, s.layout
             );
+            if let Some(u) = s.uuidv7_last {
+                text += &format!("stopped_uuidv7_last={u}\n");
+            }
         }
         text
     }
@@ -59,6 +65,7 @@ impl Mark {
             return Err(format!("not a pg_idgen mark file (expected \"{HEADER}\")"));
         }
         let (mut until, mut snowflake, mut msgid, mut layout) = (None, None, None, None);
+        let mut uuidv7 = None;
         for line in lines {
             let Some((key, v)) = line.split_once('=') else {
                 continue;
@@ -70,6 +77,7 @@ impl Mark {
                 "stopped_snowflake_last" => snowflake = Some(v.parse::<u64>().map_err(|_| bad())?),
                 "stopped_msgid_last" => msgid = Some(v.parse::<u64>().map_err(|_| bad())?),
                 "stopped_layout" => layout = Some(v.to_string()),
+                "stopped_uuidv7_last" => uuidv7 = Some(v.parse::<u64>().map_err(|_| bad())?),
                 _ => {}
             }
         }
@@ -79,10 +87,11 @@ impl Mark {
             (Some(snowflake_last), Some(msgid_last), Some(layout)) => Some(Stopped {
                 snowflake_last,
                 msgid_last,
+                uuidv7_last: uuidv7,
                 layout,
             }),
-            (None, None, None) => None,
-            _ => return Err("the mark file has only some of its three stopped_ lines".into()),
+            (None, None, None) if uuidv7.is_none() => None,
+            _ => return Err("the mark file has stopped_ lines but not all three of stopped_snowflake_last, stopped_msgid_last and stopped_layout".into()),
         };
         Ok(Mark {
             reserved_until_ms,
@@ -151,6 +160,7 @@ mod tests {
             stopped: Some(Stopped {
                 snowflake_last: 42 << 12 | 7,
                 msgid_last: 0,
+                uuidv7_last: Some(1_700_000_000_123 << 15 | 3),
                 layout: "unit=ms epoch=1704067200000 time=41 worker=10 sequence=12".into(),
             }),
         };
@@ -164,12 +174,28 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_written_before_uuidv7_reads_without_its_counter() {
+        let m = Mark::parse(
+            "pg_idgen snowflake mark v1\nreserved_until_ms=5\nstopped_snowflake_last=9\nstopped_msgid_last=8\nstopped_layout=x\n",
+        )
+        .unwrap();
+        assert_eq!(
+            m.stopped.map(|s| (s.msgid_last, s.uuidv7_last)),
+            Some((8, None))
+        );
+    }
+
+    #[test]
     fn damaged_files_are_refused() {
         assert!(Mark::parse("something else\nreserved_until_ms=5\n").is_err());
         assert!(Mark::parse("pg_idgen snowflake mark v1\n").is_err());
         assert!(Mark::parse("pg_idgen snowflake mark v1\nreserved_until_ms=x\n").is_err());
         assert!(Mark::parse(
             "pg_idgen snowflake mark v1\nreserved_until_ms=5\nstopped_msgid_last=1\n"
+        )
+        .is_err());
+        assert!(Mark::parse(
+            "pg_idgen snowflake mark v1\nreserved_until_ms=5\nstopped_uuidv7_last=1\n"
         )
         .is_err());
     }

@@ -1,0 +1,211 @@
+//! UUIDv7 (RFC 9562) and ULIDs in SQL: `uuidv7_next`, `uuidv7_next_batch`, `ulid_next`, the
+//! conversions `uuid_to_ulid` / `ulid_to_uuid`, and the decoders `uuidv7_timestamp`,
+//! `ulid_timestamp`, `uuidv7_from_timestamp`. Time and counter come from a third shared
+//! generator, under the same clock, policies and durable mark as Snowflake and message IDs (see
+//! `snowflake.rs`); the bits are laid out in `pg_idgen_core::uuid7`.
+//!
+//! The decoders are not overloads of `id_timestamp` / `id_from_timestamp`: with a `uuid` variant
+//! beside the `bigint` one, a call with an untyped parameter (node-postgres sends every parameter
+//! untyped) or a quoted literal could no longer be resolved, and would break existing callers.
+
+use pgrx::prelude::*;
+use pgrx::{PgSqlErrorCode, Uuid};
+
+use crate::errors::{batch_size, out_of_range, IdError};
+use crate::node::backend_generator::BackendGenerator;
+use crate::pg::strong_random;
+use crate::pg::time::{ms_of_ts, ts_of_ms};
+use crate::shmem;
+use crate::snowflake::{
+    check_can_generate, fixed_layout_generator, to_id_error, uuidv7_layout, warn_step, PgClock,
+    PgReserver,
+};
+use pg_idgen_core::generator::{Generator, Issued};
+use pg_idgen_core::uuid7;
+
+thread_local! {
+    static CURRENT: BackendGenerator = const { BackendGenerator::new() };
+}
+
+/// Runs `f` with this backend's UUIDv7 generator under the node's clock settings.
+fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
+    CURRENT.with(|g| g.with(|s| fixed_layout_generator(uuidv7_layout(), s), f))
+}
+
+/// Up to `want` consecutive counters of the node's UUIDv7 stream (at most a tick's worth).
+fn take(want: u64) -> Issued {
+    let shared = shmem::shared();
+    check_can_generate(shared);
+    crate::origin::check("UUIDv7");
+    with_generator(
+        |g| match g.take(&shared.uuidv7, &PgClock, &PgReserver(&g.layout), want) {
+            Ok((issued, step)) => {
+                if let Some(s) = step {
+                    warn_step(s, "UUIDv7");
+                }
+                issued
+            }
+            Err(e) => to_id_error(e, g, "UUIDv7").raise(),
+        },
+    )
+}
+
+fn uuid_of(counter: u64) -> [u8; 16] {
+    uuid7::compose(counter, strong_random::next_u64())
+}
+
+/// The next UUIDv7 of this node: above every earlier one of the node, in every backend.
+#[pg_extern(volatile, parallel_safe)]
+fn uuidv7_next() -> Uuid {
+    Uuid::from_bytes(uuid_of(take(1).first))
+}
+
+/// `n` UUIDv7s at once, ascending, taken from the node's stream as the rows are read.
+#[pg_extern(volatile, parallel_safe)]
+fn uuidv7_next_batch(n: Option<i32>) -> SetOfIterator<'static, Uuid> {
+    let mut owed = batch_size("uuidv7_next_batch(n)", n) as u64;
+    let per_tick = 1u64 << uuid7::COUNTER_BITS;
+    let runs = std::iter::from_fn(move || {
+        (owed > 0).then(|| {
+            let issued = take(owed.min(per_tick));
+            owed -= issued.count;
+            issued.first..issued.first + issued.count
+        })
+    });
+    SetOfIterator::new(runs.flatten().map(|c| Uuid::from_bytes(uuid_of(c))))
+}
+
+/// The next UUIDv7 of this node written as a ULID: 26 characters, in the same order.
+#[pg_extern(volatile, parallel_safe)]
+fn ulid_next() -> String {
+    uuid7::to_ulid(&uuid_of(take(1).first))
+}
+
+/// Any UUID's 128 bits as a ULID's 26 characters; for a UUIDv7, the same time and order.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn uuid_to_ulid(id: Uuid) -> String {
+    uuid7::to_ulid(id.as_bytes())
+}
+
+fn parse_ulid(text: &str) -> [u8; 16] {
+    uuid7::from_ulid(text).unwrap_or_else(|e| {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+            format!("invalid ULID \"{text}\": it {e}"),
+        )
+        .hint("A ULID is 26 characters of Crockford's base32, e.g. 01ARYZ6S41TSV4RRFFQ69G5FAV.")
+        .raise()
+    })
+}
+
+/// A ULID's 128 bits as a `uuid` (16 bytes instead of 26 characters; the same order).
+#[pg_extern(immutable, parallel_safe, strict)]
+fn ulid_to_uuid(ulid: &str) -> Uuid {
+    Uuid::from_bytes(parse_ulid(ulid))
+}
+
+/// The millisecond inside a UUIDv7, pg_idgen's or any other.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn uuidv7_timestamp(id: Uuid) -> TimestampWithTimeZone {
+    match uuid7::ms_of(id.as_bytes()) {
+        Ok(ms) => ts_of_ms(ms as i64),
+        Err(e) => IdError::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("uuid {id} {e}: it holds no time"),
+        )
+        .hint("Only version 7 UUIDs (uuidv7_next(), PostgreSQL 18's uuidv7(), other RFC 9562 generators) carry a time; for a ULID stored as uuid, use ulid_timestamp(uuid_to_ulid(id)).")
+        .raise(),
+    }
+}
+
+/// The millisecond of a ULID (its first 10 characters).
+#[pg_extern(immutable, parallel_safe, strict)]
+fn ulid_timestamp(ulid: &str) -> TimestampWithTimeZone {
+    ts_of_ms(uuid7::ulid_ms(&parse_ulid(ulid)) as i64)
+}
+
+/// The smallest UUIDv7 of an instant's millisecond: `WHERE id >= uuidv7_from_timestamp(...)` is
+/// an index range scan on a `uuid` key. Instants before 1970 give the first UUIDv7 of all.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn uuidv7_from_timestamp(ts: TimestampWithTimeZone) -> Uuid {
+    let ms = ms_of_ts(ts).unwrap_or_else(|e| e.raise());
+    if ms >> 48 > 0 {
+        out_of_range(format!(
+            "{} is past the last millisecond a UUIDv7 can hold (48 bits from 1970, until the year 10889)",
+            pg_idgen_core::civil::format_utc_ms(ms)
+        ))
+        .raise();
+    }
+    Uuid::from_bytes(uuid7::first_of_ms(ms.max(0) as u64))
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn next_is_a_v7_of_now_and_increasing() {
+        let ok = Spi::get_one::<bool>(
+            "WITH u AS (SELECT uuidv7_next() AS a, uuidv7_next() AS b)
+             SELECT b > a
+                AND substr(a::text, 15, 1) = '7'
+                AND substr(a::text, 20, 1) IN ('8', '9', 'a', 'b')
+                AND abs(extract(epoch FROM uuidv7_timestamp(b) - clock_timestamp())) < 5
+             FROM u",
+        )
+        .unwrap();
+        assert_eq!(ok, Some(true));
+    }
+
+    #[pg_test]
+    fn batch_is_ascending_and_unique() {
+        let ok = Spi::get_one::<bool>(
+            "WITH b AS (SELECT id, row_number() OVER () AS rn FROM uuidv7_next_batch(100000) AS id)
+             SELECT count(*) = 100000 AND count(DISTINCT id) = 100000 AND bool_and(id > prev)
+             FROM (SELECT id, lag(id) OVER (ORDER BY rn) AS prev FROM b) s",
+        )
+        .unwrap();
+        assert_eq!(ok, Some(true));
+    }
+
+    #[pg_test]
+    fn ulid_is_the_same_bits_in_the_same_order() {
+        let ok = Spi::get_one::<bool>(
+            "WITH u AS (SELECT g, ulid_next() AS id FROM generate_series(1, 20000) g)
+             SELECT count(DISTINCT id) = 20000
+                AND bool_and(length(id) = 26)
+                AND bool_and(uuid_to_ulid(ulid_to_uuid(id)) = id)
+                AND bool_and(id > prev COLLATE \"C\")
+                AND bool_and(ulid_to_uuid(id) > ulid_to_uuid(prev))
+                AND bool_and(ulid_timestamp(id) = uuidv7_timestamp(ulid_to_uuid(id)))
+             FROM (SELECT id, lag(id) OVER (ORDER BY g) AS prev FROM u) x",
+        )
+        .unwrap();
+        assert_eq!(ok, Some(true));
+    }
+
+    #[pg_test]
+    fn from_timestamp_bounds_the_uuids_of_an_instant() {
+        let ok = Spi::get_one::<bool>(
+            "WITH u AS (SELECT uuidv7_next() AS id)
+             SELECT uuidv7_from_timestamp(uuidv7_timestamp(id)) <= id
+                AND uuidv7_from_timestamp(uuidv7_timestamp(id) + interval '1 millisecond') > id
+             FROM u",
+        )
+        .unwrap();
+        assert_eq!(ok, Some(true));
+    }
+
+    #[pg_test(
+        error = "uuid 550e8400-e29b-41d4-a716-446655440000 is a version 4 UUID, not version 7: it holds no time"
+    )]
+    fn timestamp_refuses_a_v4() {
+        Spi::run("SELECT uuidv7_timestamp('550e8400-e29b-41d4-a716-446655440000')").unwrap();
+    }
+
+    #[pg_test(error = "invalid ULID \"01ARYZ6S41\": it is 10 characters long; a ULID is 26")]
+    fn ulid_to_uuid_refuses_short_text() {
+        Spi::run("SELECT ulid_to_uuid('01ARYZ6S41')").unwrap();
+    }
+}
