@@ -42,10 +42,11 @@ def q(sql):
 
 
 class Gen:
-    """One way to make a key: its per-row expression, its pgbench statement, its column."""
+    """One way to make a key: its per-row expression, its pgbench statement, its column, the type
+    of its values."""
 
-    def __init__(self, name, expr, column, who):
-        self.name, self.expr, self.column, self.who = name, expr, column, who
+    def __init__(self, name, expr, column, who, sqltype="bigint"):
+        self.name, self.expr, self.column, self.who, self.sqltype = name, expr, column, who, sqltype
 
 
 def generators():
@@ -53,18 +54,21 @@ def generators():
     gens = [
         Gen("clock_timestamp()", "clock_timestamp()", None, "floor"),
         Gen("nextval()", "nextval('s')", "id bigserial PRIMARY KEY", "built-in"),
-        Gen("gen_random_uuid()", "gen_random_uuid()", "id uuid PRIMARY KEY DEFAULT gen_random_uuid()", "built-in"),
+        Gen("gen_random_uuid()", "gen_random_uuid()", "id uuid PRIMARY KEY DEFAULT gen_random_uuid()", "built-in",
+            "uuid"),
         Gen("snowflake_next()", "snowflake_next()", "id bigint PRIMARY KEY DEFAULT snowflake_next()", "pg_idgen"),
         Gen("segment_next()", "segment_next('bench')", "id bigint PRIMARY KEY DEFAULT segment_next('bench_ins')", "pg_idgen"),
+        Gen("uuidv7_next()", "uuidv7_next()", "id uuid PRIMARY KEY DEFAULT uuidv7_next()", "pg_idgen", "uuid"),
+        Gen("ulid_next()", "ulid_next()", None, "pg_idgen", "text"),
     ]
     if "snowflake" in PEERS:
         gens.append(Gen("pgEdge snowflake.nextval()", "snowflake.nextval()",
                         "id bigint PRIMARY KEY DEFAULT snowflake.nextval()", "pgEdge 2.6"))
     if "pg_uuidv7" in PEERS:
         gens.append(Gen("uuid_generate_v7()", "uuid_generate_v7()",
-                        "id uuid PRIMARY KEY DEFAULT uuid_generate_v7()", "pg_uuidv7 1.6"))
+                        "id uuid PRIMARY KEY DEFAULT uuid_generate_v7()", "pg_uuidv7 1.6", "uuid"))
     if v18:
-        gens.append(Gen("uuidv7()", "uuidv7()", "id uuid PRIMARY KEY DEFAULT uuidv7()", "built-in 18"))
+        gens.append(Gen("uuidv7()", "uuidv7()", "id uuid PRIMARY KEY DEFAULT uuidv7()", "built-in 18", "uuid"))
     return gens
 
 
@@ -140,6 +144,8 @@ def base_columns(floor_key, keys):
     cols = [(floor_key[0], floor_key[1]), ("nextval()", "nextval()")]
     if "pgEdge snowflake.nextval()" in keys:
         cols.append(("pgEdge", "pgEdge snowflake.nextval()"))
+    # The UUID generators' own baseline (issue 19's goal: uuidv7_next() at most 0.3x of it).
+    cols.append(("gen_random_uuid()", "gen_random_uuid()"))
     return cols
 
 
@@ -210,6 +216,7 @@ def insert(gens):
     cols = [("bigserial", "nextval()")]
     if "pgEdge snowflake.nextval()" in keys:
         cols.append(("pgEdge", "pgEdge snowflake.nextval()"))
+    cols.append(("gen_random_uuid()", "gen_random_uuid()"))
     table(f"INSERT {INSERT_ROWS:,} rows with the key as the column's DEFAULT (one statement)", "seconds",
           [(f"{g.name} [{g.who}]", g.name) for g in with_col], got, cols, True, lambda v: f"{v:.2f}")
     print("index size after the last round: " + ", ".join(
@@ -264,7 +271,7 @@ def dups(gens):
         if g.name == "clock_timestamp()":
             continue
         t = f"bench_dup_{gens.index(g)}"
-        q(f"DROP TABLE IF EXISTS {t}; CREATE UNLOGGED TABLE {t} (id {'uuid' if 'uuid' in g.name else 'bigint'})")
+        q(f"DROP TABLE IF EXISTS {t}; CREATE UNLOGGED TABLE {t} (id {g.sqltype})")
         errors = []
 
         def session():
