@@ -17,6 +17,10 @@ COMMENT ON FUNCTION id_timestamp(bigint) IS
   'The time inside a Snowflake ID (start of its tick), with this node''s layout.';
 COMMENT ON FUNCTION id_timestamp(bigint, text) IS
   'The time inside a Snowflake ID, with a named layout or layout spec.';
+COMMENT ON FUNCTION id_worker_id(bigint) IS
+  'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
+COMMENT ON FUNCTION id_worker_id(bigint, text) IS
+  'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
 COMMENT ON FUNCTION id_from_timestamp(timestamptz) IS
   'The smallest ID of an instant with this node''s layout: WHERE id >= id_from_timestamp(now() - interval ''1 day'') is an index range scan.';
 COMMENT ON FUNCTION id_from_timestamp(timestamptz, text) IS
@@ -131,9 +135,9 @@ COMMENT ON COLUMN idgen.layouts.description IS 'The layout in words: fields, cap
 
 COMMENT ON COLUMN idgen.status.layout IS 'Name of this node''s layout (idgen.layout).';
 COMMENT ON COLUMN idgen.status.layout_spec IS 'The layout as written in idgen.layout.';
-COMMENT ON COLUMN idgen.status.worker_id IS 'The worker id in this node''s IDs; NULL in lease mode while no lease is held.';
+COMMENT ON COLUMN idgen.status.worker_id IS 'The worker id in this node''s IDs; NULL in lease mode while no lease is held, and with idgen.worker_id_source = citus while this database''s Citus group id is not known (idgen.worker_status says why).';
 COMMENT ON COLUMN idgen.status.datacenter_id IS 'The data-centre id in this node''s IDs (idgen.datacenter_id), for layouts with that field.';
-COMMENT ON COLUMN idgen.status.worker_id_source IS 'Where the worker id comes from: the setting idgen.worker_id, or a lease from the coordinator (with its code).';
+COMMENT ON COLUMN idgen.status.worker_id_source IS 'Where the worker id comes from: the setting idgen.worker_id, a lease from the coordinator (with its code), or the node''s Citus group id.';
 COMMENT ON COLUMN idgen.status.clock_policy IS 'What happens when the clock steps back (idgen.clock_policy): continue (count on from the last ID), wait, error or rollback_flag.';
 COMMENT ON COLUMN idgen.status.max_drift_ms IS 'How far IDs may run ahead of the wall clock, in ms (idgen.max_drift).';
 COMMENT ON COLUMN idgen.status.last_id IS 'The last Snowflake ID this node made; NULL before the first.';
@@ -153,9 +157,9 @@ COMMENT ON COLUMN idgen.status.segment_cache_size IS 'Slots of the shared segmen
 COMMENT ON COLUMN idgen.status.segment_evictions IS 'Idle business types evicted from the segment cache to make room.';
 COMMENT ON COLUMN idgen.status.problem IS 'Why this node cannot make IDs, or runs too far ahead of its clock; NULL when all is well. Alert on it.';
 
-COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id comes from: setting or lease.';
-COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
-COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held.';
+COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id comes from: setting, lease or citus.';
+COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; citus group, or no group (last_error says why), for the Citus group id; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
+COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held, and with idgen.worker_id_source = citus while no group id is known.';
 COMMENT ON COLUMN idgen.worker_status.code IS 'The code this node leases with (its holder name at the coordinator).';
 COMMENT ON COLUMN idgen.worker_status.lease IS 'The lease number (fencing token) of the lease held; visible to roles that may read idgen.worker_lease_conninfo.';
 COMMENT ON COLUMN idgen.worker_status.can_generate IS 'True when snowflake_next() can make IDs now.';
@@ -168,7 +172,7 @@ COMMENT ON COLUMN idgen.worker_status.acquisitions IS 'Leases acquired since the
 COMMENT ON COLUMN idgen.worker_status.renewals IS 'Heartbeats that renewed the lease.';
 COMMENT ON COLUMN idgen.worker_status.failures IS 'Failed attempts to acquire or renew (coordinator unreachable, refused, lease lost).';
 COMMENT ON COLUMN idgen.worker_status.first_lease_ms IS 'Time from the keeper''s start to its first lease, in ms.';
-COMMENT ON COLUMN idgen.worker_status.last_error IS 'The keeper''s last error; hidden from roles that may not read idgen.worker_lease_conninfo.';
+COMMENT ON COLUMN idgen.worker_status.last_error IS 'The keeper''s last error (hidden from roles that may not read idgen.worker_lease_conninfo); with idgen.worker_id_source = citus, why the Citus group id is not known.';
 
 COMMENT ON COLUMN idgen.worker_leases.worker_id IS 'The worker id.';
 COMMENT ON COLUMN idgen.worker_leases.code IS 'Its last holder''s code.';

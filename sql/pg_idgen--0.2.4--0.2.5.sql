@@ -333,3 +333,22 @@ COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
 COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
   'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
+
+-- The worker id inside an ID as a scalar: with a named layout it is IMMUTABLE, so that Citus
+-- pushes it down into every shard (id_decode with the node's layout is STABLE and set-returning).
+CREATE FUNCTION id_worker_id(id bigint) RETURNS bigint
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_worker_id_wrapper';
+CREATE FUNCTION id_worker_id(id bigint, layout text) RETURNS bigint
+IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_worker_id_with_wrapper';
+COMMENT ON FUNCTION id_worker_id(bigint) IS
+  'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
+COMMENT ON FUNCTION id_worker_id(bigint, text) IS
+  'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
+
+-- idgen.worker_id_source = citus: the node's Citus group id is its worker id.
+COMMENT ON COLUMN idgen.status.worker_id IS 'The worker id in this node''s IDs; NULL in lease mode while no lease is held, and with idgen.worker_id_source = citus while this database''s Citus group id is not known (idgen.worker_status says why).';
+COMMENT ON COLUMN idgen.status.worker_id_source IS 'Where the worker id comes from: the setting idgen.worker_id, a lease from the coordinator (with its code), or the node''s Citus group id.';
+COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id comes from: setting, lease or citus.';
+COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; citus group, or no group (last_error says why), for the Citus group id; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
+COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held, and with idgen.worker_id_source = citus while no group id is known.';
+COMMENT ON COLUMN idgen.worker_status.last_error IS 'The keeper''s last error (hidden from roles that may not read idgen.worker_lease_conninfo); with idgen.worker_id_source = citus, why the Citus group id is not known.';

@@ -15,9 +15,28 @@ use pg_idgen_core::layout::{Field, Layout, LayoutError};
 
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 
+thread_local! {
+    /// The layout named last, parsed: a query that decodes many rows with one layout parses it once.
+    static LAST_NAMED: std::cell::RefCell<Option<(String, Layout)>> = const { std::cell::RefCell::new(None) };
+}
+
 /// A layout by name (a preset, or a full spec string like `idgen.layout` takes).
 pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
     let name = name.ok_or_else(|| not_null("layout must not be NULL"))?;
+    let cached = LAST_NAMED.with_borrow(|last| {
+        last.as_ref()
+            .filter(|(n, _)| n == name)
+            .map(|(_, l)| l.clone())
+    });
+    if let Some(l) = cached {
+        return Ok(l);
+    }
+    let l = parse_named(name)?;
+    LAST_NAMED.set(Some((name.to_string(), l.clone())));
+    Ok(l)
+}
+
+fn parse_named(name: &str) -> Result<Layout, IdError> {
     Layout::parse(name).map_err(|e| {
         // An unknown name is a missing object; a spec that does not add up is a bad value.
         let code = match e {
@@ -147,6 +166,25 @@ fn id_timestamp_with(id: Option<i64>, layout: Option<&str>) -> Option<TimestampW
     let id = id?;
     let d = l.unpack(id).map_err(invalid).or_raise();
     Some(decoded_ts(id, &l, d.tick))
+}
+
+/// The worker id inside an ID, with this node's layout; NULL for a layout without worker bits.
+#[pg_extern(stable, parallel_safe)]
+fn id_worker_id(id: i64) -> Option<i64> {
+    worker_of(id, &node().layout)
+}
+
+/// The worker id inside an ID, with a named layout. IMMUTABLE, so that distributed queries (Citus)
+/// can push it down into every shard, in the select list, WHERE and GROUP BY alike.
+#[pg_extern(immutable, parallel_safe, name = "id_worker_id")]
+fn id_worker_id_with(id: Option<i64>, layout: Option<&str>) -> Option<i64> {
+    let l = layout_named(layout).or_raise();
+    worker_of(id?, &l)
+}
+
+fn worker_of(id: i64, layout: &Layout) -> Option<i64> {
+    let d = layout.unpack(id).map_err(invalid).or_raise();
+    (layout.bits(Field::Worker) > 0).then_some(d.worker as i64)
 }
 
 fn min_id_at(ts: TimestampWithTimeZone, l: &Layout) -> i64 {

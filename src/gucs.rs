@@ -73,6 +73,8 @@ pub enum WorkerIdSource {
     Setting,
     #[name = c"lease"]
     Lease,
+    #[name = c"citus"]
+    Citus,
 }
 
 /// The settings, each in the type and unit its readers use (the ranges `define` gives make the
@@ -134,6 +136,10 @@ pub fn segment_wait_timeout_ms() -> u64 {
 
 pub fn lease_mode() -> bool {
     WORKER_ID_SOURCE.get() == WorkerIdSource::Lease
+}
+
+pub fn citus_mode() -> bool {
+    WORKER_ID_SOURCE.get() == WorkerIdSource::Citus
 }
 
 fn string(setting: &GucSetting<Option<std::ffi::CString>>) -> String {
@@ -338,8 +344,8 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (seed 001).",
     );
     GucRegistry::define_enum_guc(
         c"idgen.worker_id_source",
-        c"Where this node's worker id comes from: setting (idgen.worker_id) or lease (from a coordinator database).",
-        c"lease: a background worker leases a worker id with idgen.worker_acquire() in the database named by idgen.worker_lease_conninfo and renews it; snowflake_next() fails until it has one and whenever it lapses.",
+        c"Where this node's worker id comes from: setting (idgen.worker_id), lease (from a coordinator database) or citus (the node's Citus group id).",
+        c"lease: a background worker leases a worker id with idgen.worker_acquire() in the database named by idgen.worker_lease_conninfo and renews it; snowflake_next() fails until it has one and whenever it lapses. citus: the group id in pg_dist_local_group of the Citus database; snowflake_next() fails on a node that is not part of a cluster.",
         &WORKER_ID_SOURCE,
         GucContext::Postmaster,
         GucFlags::default(),

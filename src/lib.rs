@@ -7,6 +7,7 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 mod adopt;
+mod citus;
 mod codec;
 mod decode;
 mod errors;

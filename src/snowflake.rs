@@ -80,6 +80,7 @@ pub fn init_node() {
             "Change the setting in postgresql.conf and start the server again.",
         )
     });
+    crate::citus::set_largest_worker_id(g.layout.max_value(pg_idgen_core::layout::Field::Worker));
     let _ = NODE.set(g);
 }
 
@@ -560,6 +561,8 @@ fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
                 Ok((w, r)) => (u64::from(w), r),
                 Err(fault) => crate::lease::lease_fault_error(fault, shared).raise(),
             }
+        } else if gucs::citus_mode() {
+            (crate::citus::worker_id(), run(&|| u64::MAX))
         } else {
             (g.worker(), run(&|| u64::MAX))
         };

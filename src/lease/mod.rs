@@ -57,6 +57,12 @@ pub fn lease_fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
 
 /// The node's worker id and where it came from, for `idgen.status`.
 pub fn node_worker(shared: &Shared) -> (Option<i32>, String) {
+    if gucs::citus_mode() {
+        return (
+            crate::citus::current().ok().map(|w| w as i32),
+            "Citus group id (pg_dist_local_group)".into(),
+        );
+    }
     if !gucs::lease_mode() {
         return (Some(gucs::worker_id()), "setting idgen.worker_id".into());
     }
@@ -103,6 +109,30 @@ mod idgen_internal {
         ),
     > {
         let shared = shmem::shared();
+        if gucs::citus_mode() {
+            let (state, worker, error) = match crate::citus::current() {
+                Ok(w) => ("citus group".to_string(), Some(w as i32), None),
+                Err(e) => ("no group".to_string(), None, Some(e.message)),
+            };
+            return TableIterator::once((
+                "citus".into(),
+                state,
+                worker,
+                None,
+                None,
+                worker.is_some(),
+                None,
+                None,
+                None,
+                None,
+                None,
+                0,
+                0,
+                0,
+                None,
+                error,
+            ));
+        }
         if !gucs::lease_mode() {
             return TableIterator::once((
                 "setting".into(),

@@ -2,7 +2,8 @@
 # Benchmark: each row is a ratio against a baseline measured in the same run on the same
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
-#   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts)
+#   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
+#   text leases citus)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from ../shared/vendor by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -10,7 +11,7 @@ PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text leases}
+PARTS=${PARTS:-peers segments text leases citus}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -161,4 +162,54 @@ if part leases; then
   row "node start: first snowflake_next() in lease mode" "${best_sf} ms" ""
   row "  keeper start to lease, 3 restarts" "${keeper% } ms" ""
   cluster_stop bench_node fast
+fi
+
+if part citus; then
+  # Citus (issue 20): INSERTs into a distributed table through the coordinator, the key's DEFAULT
+  # snowflake_next() against Citus's own bigserial, pgbench at 8 and 32 clients, ROUNDS (3)
+  # interleaved rounds: median and spread of the tps, ratio taken round by round.
+  source "$REPO/tests/citus.sh"
+  printf '\n## Citus %s: a coordinator and two workers, INSERT into a distributed table\n' "$CITUS_VERSION"
+  if citus_ensure; then
+    CC=26464
+    citus_conf=("shared_preload_libraries = 'citus,pg_idgen'" "idgen.worker_id_source = citus" "max_connections = 300"
+      "shared_buffers = '256MB'" "synchronous_commit = off")
+    for n in 0 1 2; do
+      cluster_init bench_citus$n $((CC + n)) "${citus_conf[@]}"
+      cluster_start bench_citus$n
+    done
+    trap 'cluster_stop bench immediate; cluster_stop bench_node immediate 2>/dev/null; for n in 0 1 2; do cluster_stop bench_citus$n immediate; done' EXIT
+    for n in 0 1 2; do q $((CC + n)) "CREATE EXTENSION citus; CREATE EXTENSION pg_idgen" >/dev/null; done
+    q $CC "SELECT citus_set_coordinator_host('127.0.0.1', $CC);
+           SELECT citus_add_node('127.0.0.1', $((CC + 1))); SELECT citus_add_node('127.0.0.1', $((CC + 2)));
+           CREATE TABLE t_sf (id bigint DEFAULT snowflake_next(), v int); SELECT create_distributed_table('t_sf', 'v');
+           CREATE TABLE t_seq (id bigserial, v int); SELECT create_distributed_table('t_seq', 'v')" >/dev/null
+    citus_tps() { # citus_tps CLIENTS TABLE
+      local f
+      f=$(mktemp)
+      printf '\\set v random(1, 1000000)\nINSERT INTO %s (v) VALUES (:v);\n' "$2" >"$f"
+      "$PGBIN/pgbench" -h 127.0.0.1 -p $CC -U postgres -n -M prepared -T "$SECS" -c "$1" -j "$1" -f "$f" postgres 2>/dev/null |
+        sed -n 's/^tps = \([0-9.]*\).*/\1/p' | cut -d. -f1
+      rm -f "$f"
+    }
+    for c in 8 32; do
+      sf_runs=""
+      seq_runs=""
+      for r in $(seq 1 "${ROUNDS:-3}"); do
+        seq_runs="$seq_runs $(citus_tps "$c" t_seq)"
+        sf_runs="$sf_runs $(citus_tps "$c" t_sf)"
+      done
+      python3 - "$c" "$seq_runs" "$sf_runs" <<'PY'
+import statistics, sys
+c, seq, sf = sys.argv[1], [float(x) for x in sys.argv[2].split()], [float(x) for x in sys.argv[3].split()]
+cell = lambda v: f"{statistics.median(v):,.0f} ({min(v):,.0f}-{max(v):,.0f})"
+rs = [a / b for a, b in zip(sf, seq)]
+mark = "~" if min(rs) <= 1 <= max(rs) else " "
+print(f"pgbench {c} clients: INSERT, bigserial key (baseline tps)    {cell(seq)}")
+print(f"pgbench {c} clients: INSERT, DEFAULT snowflake_next()       {cell(sf)}   {mark}{statistics.median(rs):.2f}x ({min(rs):.2f}-{max(rs):.2f})")
+PY
+    done
+    row "  rows, all distinct; worker ids seen" "$(q $CC "SELECT count(*) || ' rows, ' || count(DISTINCT id) || ' distinct, worker ' || string_agg(DISTINCT id_worker_id(id, 'pg_idgen')::text, ',') FROM t_sf")" ""
+    for n in 0 1 2; do cluster_stop bench_citus$n fast; done
+  fi
 fi

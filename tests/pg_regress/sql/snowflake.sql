@@ -5,6 +5,12 @@ CREATE EXTENSION pg_idgen;
 SELECT ts AT TIME ZONE 'UTC' AS utc, datacenter_id, worker_id, sequence, layout
   FROM id_decode(1212092628029698048, 'twitter');
 SELECT id_timestamp(1212092628029698048, 'leaf') AT TIME ZONE 'UTC';
+-- The worker id as a scalar (IMMUTABLE with a layout, for distributed queries): the tweet's
+-- worker field, NULL for a layout without worker bits, NULL for a NULL ID.
+SELECT id_worker_id(1212092628029698048, 'twitter') AS tweet_worker,
+       id_worker_id(1212092628029698048, 'twitter datacenter=0 worker=0 time=51') AS no_worker_bits,
+       id_worker_id(NULL, 'twitter') AS null_id,
+       id_worker_id(snowflake_next()) = (SELECT worker_id FROM idgen.status) AS node_layout;
 
 -- The time-to-ID mapping is exact at tick boundaries.
 SELECT id_from_timestamp('2019-12-31 19:26:16.771+00', 'twitter') <= 1212092628029698048 AS lower_ok,

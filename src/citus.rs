@@ -1,0 +1,103 @@
+//! Worker ids from Citus (`idgen.worker_id_source = citus`): a node's worker id is its Citus group
+//! id, which the coordinator assigns to each group when `citus_add_node()` adds it (from a
+//! sequence, so never twice), and which a group's standbys share (they generate only once
+//! promoted). The coordinator is group 0. Nothing to configure per node, and no coordinator
+//! round trip after the first ID of a backend.
+//!
+//! The group id lives in the Citus database, in `pg_dist_local_group`; a backend reads it with its
+//! first Snowflake ID and keeps it until Citus changes it (the table's trigger sends a relcache
+//! invalidation, which Citus's own cache of the group id follows too). A node whose group is 0 but
+//! which is not the coordinator is not part of a cluster yet (or was removed from one): it refuses,
+//! since its IDs would repeat the coordinator's.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicI64, AtomicU64};
+
+use pgrx::pg_sys;
+
+use crate::errors::{not_ready, IdError};
+use crate::pg::spi_read::one_i64;
+
+/// This backend's group id, -1 when not read yet or invalidated. A backend is one process with
+/// one thread: a plain static is per backend (see `origin.rs`).
+static GROUP: AtomicI64 = AtomicI64::new(-1);
+/// The OID of `pg_dist_local_group` in this backend's database, for the invalidation callback.
+static TABLE_OID: AtomicI64 = AtomicI64::new(0);
+static CALLBACK: AtomicBool = AtomicBool::new(false);
+/// The layout's largest worker id, set while preloading (the layout is fixed until a restart).
+static LARGEST: AtomicU64 = AtomicU64::new(0);
+
+/// Called from `_PG_init` with the node's layout, before any process is forked.
+pub fn set_largest_worker_id(largest: u64) {
+    LARGEST.store(largest, Relaxed);
+}
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn invalidate(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
+    let table = TABLE_OID.load(Relaxed);
+    if relid == pg_sys::InvalidOid || i64::from(u32::from(relid)) == table {
+        GROUP.store(-1, Relaxed);
+    }
+}
+
+/// The worker id for this node's next IDs: its Citus group id, checked against the layout's
+/// largest worker id. Raises 55000 when it cannot be known.
+#[inline]
+pub fn worker_id() -> u64 {
+    match GROUP.load(Relaxed) {
+        g if g >= 0 => g as u64,
+        _ => read().unwrap_or_else(|e| e.raise()),
+    }
+}
+
+/// The group id as `idgen.status` and `idgen.worker_status` show it: read if need be; the error
+/// that `snowflake_next()` would raise, if any.
+pub fn current() -> Result<u64, IdError> {
+    match GROUP.load(Relaxed) {
+        g if g >= 0 => Ok(g as u64),
+        _ => read(),
+    }
+}
+
+#[cold]
+fn read() -> Result<u64, IdError> {
+    let largest = LARGEST.load(Relaxed);
+    let spi = |sql: &str| {
+        one_i64(sql, &[]).map_err(|e| {
+            not_ready(format!(
+                "pg_idgen: could not read this node's Citus group id: {e}"
+            ))
+        })
+    };
+    let Some(table) = spi("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group')::pg_catalog.oid::pg_catalog.int8")? else {
+        return Err(not_ready("this node's worker id comes from Citus (idgen.worker_id_source = citus), but this database has no Citus metadata")
+            .hint("Make Snowflake IDs in the database where CREATE EXTENSION citus was run, or set idgen.worker_id_source to setting or lease."));
+    };
+    if !CALLBACK.swap(true, Relaxed) {
+        // SAFETY: registers a relcache callback for this backend's life, as Citus does for its own
+        // cache of the group id; the function is a plain extern "C" function of this library.
+        unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(invalidate), pg_sys::Datum::from(0)) };
+    }
+    TABLE_OID.store(table, Relaxed);
+    let group = spi(
+        "SELECT CASE WHEN groupid OPERATOR(pg_catalog.<>) 0 THEN groupid::pg_catalog.int8
+                     WHEN pg_catalog.citus_is_coordinator() THEN 0 ELSE -1 END
+           FROM pg_catalog.pg_dist_local_group",
+    )?;
+    let group = match group {
+        Some(g) if g >= 0 => g,
+        _ => return Err(not_ready("this node is not part of a Citus cluster: its Citus group id is 0, and it is not the coordinator")
+            .detail("Group 0 is the coordinator's; a worker gets its own group when the coordinator adds it, and goes back to 0 when it is removed. Its IDs now could repeat the coordinator's.")
+            .hint("On the coordinator, add this node with SELECT citus_add_node('host', port); on the coordinator itself, register it with SELECT citus_set_coordinator_host('host', port) or add a worker first.")),
+    };
+    if group as u64 > largest {
+        return Err(not_ready(format!(
+            "this node's Citus group id {group} is larger than the layout's largest worker id {largest}"
+        ))
+        .detail("Citus hands out group ids from a sequence and never reuses them, so a cluster that added and removed many nodes has large ones.")
+        .hint("Choose a layout with more worker bits (idgen.layout, at the next restart of every node), or set idgen.worker_id_source to lease."));
+    }
+    GROUP.store(group, Relaxed);
+    Ok(group as u64)
+}

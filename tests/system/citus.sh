@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# pg_idgen as the ID source of a Citus cluster (Citus 13.2 built from ../shared/vendor by
+# tests/citus.sh): a coordinator and two workers on loopback ports, each preloading citus,pg_idgen
+# with idgen.worker_id_source = citus (the node's Citus group id is its worker id). Every check
+# looks for repeats among all rows, and checks that the worker id inside each ID names the node
+# that made it (a column filled by the same INSERT on the same node):
+#   - a node outside a cluster refuses (55000) with what to do;
+#   - a distributed table written at once by single-row INSERTs, multi-row INSERTs and COPY
+#     through the coordinator, INSERT ... SELECT through each worker (MX), and INSERT ... SELECT
+#     that Citus pushes down into the shards (the default evaluated there);
+#   - decoding, filtering and grouping by an ID's worker and time in distributed queries;
+#   - a reference table with a Snowflake key written from all three nodes;
+#   - a segment type on every node, split by delta/remainder from the group id in one command;
+#   - a worker restarted with its clock 30 s back; a worker killed with kill -9 mid-load;
+#   - a third worker added with citus_add_node while writes go on: its own worker id.
+# Skipped, saying why, without ../shared/vendor (users' checkouts) or on PostgreSQL 18.
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$REPO/tests/citus.sh"
+citus_ensure || exit 0
+C=26460
+W1=26461
+W2=26462
+W3=26463
+CLOCK="$WORK/citus_w1.faketime"
+echo "+0" | as_pg tee "$CLOCK" >/dev/null
+setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }
+conf=("shared_preload_libraries = 'citus,pg_idgen'" "idgen.worker_id_source = citus" "max_connections = 300")
+cluster_init citus_c $C "${conf[@]}"
+cluster_init citus_w1 $W1 "${conf[@]}"
+cluster_init citus_w2 $W2 "${conf[@]}"
+cluster_init citus_w3 $W3 "${conf[@]}"
+cluster_start citus_c
+cluster_start_faketime citus_w1 "$CLOCK"
+cluster_start citus_w2
+cluster_start citus_w3
+trap 'for n in citus_c citus_w1 citus_w2 citus_w3; do cluster_stop $n immediate; done' EXIT
+for p in $C $W1 $W2 $W3; do q $p "CREATE EXTENSION citus; CREATE EXTENSION pg_idgen" >/dev/null; done
+sqlstate() { psql -h 127.0.0.1 -p "$1" -U postgres -X -q -A -t -c "\set VERBOSITY verbose" -c "$2" 2>&1 || true; }
+# Runs SQL in the background as one session; its exit status lands in $WORK/citus_bg/NAME.
+mkdir -p "$WORK/citus_bg" && rm -f "$WORK/citus_bg"/*
+bg() { # bg NAME PORT SQL-or-@FILE
+  local name=$1 port=$2 sql=$3
+  (
+    if [[ $sql == @* ]]; then
+      psql -h 127.0.0.1 -p "$port" -U postgres -X -q -v ON_ERROR_STOP=1 -f "${sql#@}" >/dev/null 2>"$WORK/citus_bg/$name.err"
+    else
+      psql -h 127.0.0.1 -p "$port" -U postgres -X -q -v ON_ERROR_STOP=1 -c "$sql" >/dev/null 2>"$WORK/citus_bg/$name.err"
+    fi
+    echo $? >"$WORK/citus_bg/$name"
+  ) &
+}
+bg_failed() { # the sessions that did not exit 0, with their first error
+  local f
+  for f in "$WORK/citus_bg"/*; do
+    [[ $f == *.err ]] && continue
+    [ "$(cat "$f")" = 0 ] || echo "$(basename "$f"): $(head -1 "$f.err")"
+  done
+}
+
+phase "a node outside a cluster"
+check "a worker not yet added refuses with 55000" grep -q "55000: this node is not part of a Citus cluster" <<<"$(sqlstate $W1 "SELECT snowflake_next()")"
+check "the coordinator before it knows it is one refuses too" grep -q "55000: this node is not part of a Citus cluster" <<<"$(sqlstate $C "SELECT snowflake_next()")"
+check "idgen.worker_status says why" eq "$(q $W1 "SELECT source || ' ' || state || ' ' || (last_error LIKE 'this node is not part of a Citus cluster%') FROM idgen.worker_status")" "citus no group true"
+q $C "SELECT citus_set_coordinator_host('127.0.0.1', $C)" >/dev/null
+q $C "SELECT citus_add_node('127.0.0.1', $W1); SELECT citus_add_node('127.0.0.1', $W2)" >/dev/null
+check "coordinator, workers: worker ids 0, 1, 2 (their Citus group ids), with no setting" eq \
+  "$(for p in $C $W1 $W2; do q $p "SELECT id_worker_id(snowflake_next()) || '/' || worker_id FROM idgen.status"; done | tr '\n' ' ')" "0/0 1/1 2/2 "
+
+q $C "CREATE FUNCTION node_group() RETURNS int LANGUAGE sql STABLE
+        AS 'SELECT groupid FROM pg_catalog.pg_dist_local_group';
+      CREATE TABLE ev (id bigint DEFAULT snowflake_next(), node int DEFAULT node_group(), how text, v int);
+      SELECT create_distributed_table('ev', 'v');
+      CREATE TABLE ref (id bigint PRIMARY KEY DEFAULT snowflake_next(), node int DEFAULT node_group(), v int);
+      SELECT create_reference_table('ref');
+      INSERT INTO ev (how, v) SELECT 'seed', g FROM generate_series(1, 5000) g" >/dev/null
+
+phase "a distributed table, written every way at once"
+single="$WORK/citus_single.sql"
+multi="$WORK/citus_multi.sql"
+for i in $(seq 1 300); do echo "INSERT INTO ev (how, v) VALUES ('single', $i);"; done >"$single"
+for i in $(seq 1 20); do
+  echo "INSERT INTO ev (how, v) VALUES $(seq -s, 1 500 | sed "s/\([0-9]*\)/('multi', \1)/g");"
+done >"$multi"
+copy() { seq 1 20000 | sed 's/^/copy\t/' | psql -h 127.0.0.1 -p $C -U postgres -X -q -v ON_ERROR_STOP=1 -c "COPY ev (how, v) FROM STDIN"; }
+for s in 1 2 3 4; do bg single$s $C "@$single"; done
+for s in 1 2; do bg multi$s $C "@$multi"; done
+for s in 1 2; do bg mx_w1_$s $W1 "INSERT INTO ev (how, v) SELECT 'mx', g FROM generate_series(1, 10000) g"; done
+for s in 1 2; do bg mx_w2_$s $W2 "INSERT INTO ev (how, v) SELECT 'mx', g FROM generate_series(1, 10000) g"; done
+for s in 1 2; do bg push$s $C "INSERT INTO ev (how, v) SELECT 'push', v FROM ev WHERE how = 'seed'"; done
+copy & c1=$!
+copy & c2=$!
+copy_status=0
+wait $c1 || copy_status=1
+wait $c2 || copy_status=1
+wait
+check "14 sessions and 2 COPYs all succeeded" eq "$(bg_failed)$copy_status" "0"
+counts=$(q $C "SELECT string_agg(how || ' ' || n, ', ' ORDER BY how) FROM (SELECT how, count(*) n FROM ev GROUP BY how) x")
+echo "    rows: $counts"
+check "rows as written: 1,200 single, 20,000 multi, 40,000 COPY, 40,000 MX, 10,000 pushed down" eq "$counts" \
+  "copy 40000, multi 20000, mx 40000, push 10000, seed 5000, single 1200"
+check "no ID repeats among the 116,200 rows" eq "$(q $C "SELECT count(*) - count(DISTINCT id) FROM ev")" 0
+check "the worker id inside every ID names the node that made it" eq \
+  "$(q $C "SELECT count(*) FROM ev WHERE id_worker_id(id, 'pg_idgen') IS DISTINCT FROM node")" 0
+check "through the coordinator: worker id 0; MX and pushed down: both workers" eq "$(q $C "
+  SELECT string_agg(how || ':' || ids, ' ' ORDER BY how)
+    FROM (SELECT how, string_agg(DISTINCT id_worker_id(id, 'pg_idgen')::text, ',') ids FROM ev GROUP BY how) x")" \
+  "copy:0 multi:0 mx:1,2 push:1,2 seed:0 single:0"
+
+phase "decoding in distributed queries"
+check "id_decode with the node's layout (STABLE) in a scalar subquery is what Citus cannot push down" grep -q "cannot push down this subquery" \
+  <<<"$(sqlstate $C "SELECT count(*) FROM ev WHERE (SELECT worker_id FROM id_decode(id)) = 1")"
+check "the same with a named layout (IMMUTABLE) is pushed down: rows of worker 1" eq \
+  "$(q $C "SELECT count(*) FROM ev WHERE (SELECT worker_id FROM id_decode(id, 'pg_idgen')) = 1")" \
+  "$(q $C "SELECT count(*) FROM ev WHERE node = 1")"
+check "GROUP BY id_worker_id(id, layout) agrees with the node column" eq \
+  "$(q $C "SELECT string_agg(w || ':' || n, ' ' ORDER BY w) FROM (SELECT id_worker_id(id, 'pg_idgen') w, count(*) n FROM ev GROUP BY 1) x")" \
+  "$(q $C "SELECT string_agg(w || ':' || n, ' ' ORDER BY w) FROM (SELECT node w, count(*) n FROM ev GROUP BY 1) x")"
+check "GROUP BY the hour inside the ID (id_timestamp with a layout) covers every row" eq \
+  "$(q $C "SELECT sum(n) FROM (SELECT date_trunc('hour', id_timestamp(id, 'pg_idgen')) h, count(*) n FROM ev GROUP BY 1) x")" 116200
+check "WHERE id >= id_from_timestamp(now() - 1 hour) finds every row" eq \
+  "$(q $C "SELECT count(*) FROM ev WHERE id >= id_from_timestamp(now() - interval '1 hour')")" 116200
+
+phase "a reference table from every node"
+for p in $C $W1 $W2; do for s in 1 2; do bg ref_${p}_$s $p "INSERT INTO ref (v) SELECT g FROM generate_series(1, 2000) g"; done; done
+wait
+check "6 sessions on 3 nodes succeeded (the primary key would refuse a repeat)" eq "$(bg_failed)" ""
+check "12,000 rows, distinct, each ID's worker id names its node" eq \
+  "$(q $C "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || count(*) FILTER (WHERE id_worker_id(id, 'pg_idgen') <> node) FROM ref")" "12000 12000 0"
+
+phase "a segment type on every node"
+q $C "SELECT run_command_on_all_nodes(\$\$SELECT idgen.segment_create('order', step => 500, delta => 16,
+        remainder => (SELECT groupid FROM pg_catalog.pg_dist_local_group)::int)\$\$)" >/dev/null
+q $C "CREATE TABLE segs (id bigint DEFAULT segment_next('order'), node int DEFAULT node_group(), v int);
+      SELECT create_distributed_table('segs', 'v')" >/dev/null
+for p in $C $W1 $W2; do for s in 1 2; do bg seg_${p}_$s $p "INSERT INTO segs (v) SELECT g FROM generate_series(1, 5000) g"; done; done
+wait
+bg seg_push $C "INSERT INTO segs (v) SELECT v FROM segs"
+wait
+check "segment sessions succeeded" eq "$(bg_failed)" ""
+check "60,000 segment IDs from 3 nodes, none repeated, each = its node's group (mod 16)" eq \
+  "$(q $C "SELECT count(*) || ' ' || count(DISTINCT id) || ' ' || count(*) FILTER (WHERE id % 16 <> node) FROM segs")" "60000 60000 0"
+
+phase "a worker restarted with its clock 30 s back"
+before_w1=$(q $C "SELECT max(id) FROM ev WHERE node = 1")
+cluster_stop citus_w1 fast
+setclock "-30s"
+cluster_start_faketime citus_w1 "$CLOCK"
+wait_ready $W1
+q $W1 "INSERT INTO ev (how, v) SELECT 'w1_behind', g FROM generate_series(1, 10000) g"
+check "its IDs go on above all its earlier ones" eq "$(q $C "SELECT min(id) > $before_w1 FROM ev WHERE how = 'w1_behind'")" t
+check "and carry its worker id" eq "$(q $C "SELECT string_agg(DISTINCT id_worker_id(id, 'pg_idgen')::text, ',') FROM ev WHERE how = 'w1_behind'")" 1
+setclock "+0"
+
+phase "a worker killed with kill -9 mid-load"
+bg dying $W2 "INSERT INTO ev (how, v) SELECT 'dying', g FROM generate_series(1, 50000000) g"
+bg live_c $C "INSERT INTO ev (how, v) SELECT 'during_kill', g FROM generate_series(1, 20000) g"
+sleep 3
+before_w2=$(q $C "SELECT max(id) FROM ev WHERE node = 2")
+kill_server citus_w2
+wait
+cluster_start citus_w2
+wait_ready $W2
+q $W2 "INSERT INTO ev (how, v) SELECT 'after_kill', g FROM generate_series(1, 10000) g"
+check "after kill -9 its IDs go on above all its earlier ones" eq "$(q $C "SELECT min(id) > $before_w2 FROM ev WHERE how = 'after_kill'")" t
+rm -f "$WORK/citus_bg"/*
+
+phase "a third worker added while writes go on"
+check "before it is added, it refuses" grep -q "55000: this node is not part of a Citus cluster" <<<"$(sqlstate $W3 "SELECT snowflake_next()")"
+for s in 1 2; do bg during_add_c$s $C "INSERT INTO ev (how, v) SELECT 'during_add', g FROM generate_series(1, 200000) g"; done
+bg during_add_w1 $W1 "INSERT INTO ev (how, v) SELECT 'during_add', g FROM generate_series(1, 200000) g"
+sleep 0.5
+q $C "SELECT citus_add_node('127.0.0.1', $W3)" >/dev/null
+q $W3 "INSERT INTO ev (how, v) SELECT 'w3', g FROM generate_series(1, 10000) g"
+wait
+check "the writes during the add all succeeded" eq "$(bg_failed)" ""
+w3_group=$(q $W3 "SELECT groupid FROM pg_dist_local_group")
+check "the new worker has a group of its own (3)" eq "$w3_group" 3
+check "its IDs carry worker id 3" eq "$(q $C "SELECT string_agg(DISTINCT id_worker_id(id, 'pg_idgen')::text, ',') || ' ' || count(*) FROM ev WHERE how = 'w3'")" "3 10000"
+
+phase "all rows"
+total=$(q $C "SELECT count(*) FROM ev")
+echo "    $total rows in ev"
+check "no ID repeats across every phase ($total rows)" eq "$(q $C "SELECT count(*) - count(DISTINCT id) FROM ev")" 0
+check "the worker id inside every ID names its node" eq \
+  "$(q $C "SELECT count(*) FROM ev WHERE id_worker_id(id, 'pg_idgen') IS DISTINCT FROM node")" 0
+finish
