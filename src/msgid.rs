@@ -24,13 +24,11 @@ use pg_idgen_core::msgid::{self as format, MsgId};
 
 use crate::snowflake::msgid_layout;
 
-thread_local! {
-    static CURRENT: BackendGenerator = const { BackendGenerator::new() };
-}
+static CURRENT: BackendGenerator = BackendGenerator::new();
 
 /// Runs `f` with this backend's message-ID generator under the node's clock settings.
 fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    CURRENT.with(|g| g.with(|s| fixed_layout_generator(msgid_layout(), s), f))
+    CURRENT.with(|s| fixed_layout_generator(msgid_layout(), s), f)
 }
 
 fn session_type_of(session_type: Option<i32>) -> u8 {

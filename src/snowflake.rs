@@ -24,10 +24,8 @@ use pg_idgen_core::mark::{Mark, Stopped};
 /// The node's generator as configured at server start (layout and worker id are fixed then).
 static NODE: OnceCell<Generator> = OnceCell::new();
 
-thread_local! {
-    /// This backend's Snowflake generator under the current reloadable clock settings.
-    static CURRENT: BackendGenerator = const { BackendGenerator::new() };
-}
+/// This backend's Snowflake generator under the current reloadable clock settings.
+static CURRENT: BackendGenerator = BackendGenerator::new();
 
 use crate::pg::time::now_ms;
 
@@ -174,7 +172,7 @@ pub fn node() -> &'static Generator {
 
 /// Runs `f` with this backend's generator, rebuilt when a reload changed the clock settings.
 fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    CURRENT.with(|g| g.with(|settings| build(node().layout.clone(), settings), f))
+    CURRENT.with(|settings| build(node().layout.clone(), settings), f)
 }
 
 fn data_dir() -> PathBuf {
@@ -540,9 +538,7 @@ pub(crate) fn warn_step(step: BackwardStep, kind: &str) {
 /// IDs with: the setting, or in lease mode the lease that was valid before and after the take.
 fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
     let shared = shmem::shared();
-    check_can_generate(shared);
-    check_layout_accepted(shared);
-    crate::origin::check("Snowflake ID");
+    check_snowflake(shared);
     with_generator(|g| {
         let run = |cap: &dyn Fn() -> u64| {
             g.take_capped(
@@ -578,9 +574,37 @@ fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
     })
 }
 
+/// What every Snowflake ID checks first: a primary, a readable mark, an accepted layout, and a
+/// database that holds no other system's IDs.
+#[inline]
+fn check_snowflake(shared: &Shared) {
+    check_can_generate(shared);
+    check_layout_accepted(shared);
+    crate::origin::check("Snowflake ID");
+}
+
 /// The next Snowflake ID of this node.
 #[pg_extern(volatile, parallel_safe)]
 fn snowflake_next() -> i64 {
+    // The per-row path: the generator's fast path (one clock read, one compare-and-swap, the
+    // answer in registers); anything out of the ordinary, and a leased worker id (whose take is
+    // capped by the lease), goes through `take`.
+    if !gucs::lease_mode() {
+        let shared = shmem::shared();
+        check_snowflake(shared);
+        let fast = with_generator(|g| {
+            let (first, _) = g.take_fast(&shared.snowflake, &PgClock, 1)?;
+            let worker = if gucs::citus_mode() {
+                crate::citus::worker_id()
+            } else {
+                g.worker()
+            };
+            Some(g.id_of_worker(first, 0, worker))
+        });
+        if let Some(id) = fast {
+            return id;
+        }
+    }
     let (issued, worker) = take(1);
     node().id_of_worker(issued.first, issued.flag, worker)
 }

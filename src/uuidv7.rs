@@ -15,7 +15,7 @@ use crate::errors::{batch_size, out_of_range, IdError};
 use crate::node::backend_generator::BackendGenerator;
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
-use crate::shmem;
+use crate::shmem::{self, Shared};
 use crate::snowflake::{
     check_can_generate, fixed_layout_generator, to_id_error, uuidv7_layout, warn_step, PgClock,
     PgReserver,
@@ -23,31 +23,47 @@ use crate::snowflake::{
 use pg_idgen_core::generator::{Generator, Issued};
 use pg_idgen_core::uuid7;
 
-thread_local! {
-    static CURRENT: BackendGenerator = const { BackendGenerator::new() };
-}
+static CURRENT: BackendGenerator = BackendGenerator::new();
 
 /// Runs `f` with this backend's UUIDv7 generator under the node's clock settings.
 fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    CURRENT.with(|g| g.with(|s| fixed_layout_generator(uuidv7_layout(), s), f))
+    CURRENT.with(|s| fixed_layout_generator(uuidv7_layout(), s), f)
 }
 
 /// Up to `want` consecutive counters of the node's UUIDv7 stream (at most a tick's worth).
 fn take(want: u64) -> Issued {
     let shared = shmem::shared();
+    check_uuidv7(shared);
+    with_generator(|g| take_with(g, shared, want))
+}
+
+fn check_uuidv7(shared: &Shared) {
     check_can_generate(shared);
     crate::origin::check("UUIDv7");
-    with_generator(
-        |g| match g.take(&shared.uuidv7, &PgClock, &PgReserver(&g.layout), want) {
-            Ok((issued, step)) => {
-                if let Some(s) = step {
-                    warn_step(s, "UUIDv7");
-                }
-                issued
+}
+
+fn take_with(g: &Generator, shared: &Shared, want: u64) -> Issued {
+    match g.take(&shared.uuidv7, &PgClock, &PgReserver(&g.layout), want) {
+        Ok((issued, step)) => {
+            if let Some(s) = step {
+                warn_step(s, "UUIDv7");
             }
-            Err(e) => to_id_error(e, g, "UUIDv7").raise(),
-        },
-    )
+            issued
+        }
+        Err(e) => to_id_error(e, g, "UUIDv7").raise(),
+    }
+}
+
+/// One counter, for one UUID: the generator's fast path (one clock read, one compare-and-swap),
+/// or `take` for anything out of the ordinary.
+#[inline]
+fn next_counter() -> u64 {
+    let shared = shmem::shared();
+    check_uuidv7(shared);
+    with_generator(|g| match g.take_fast(&shared.uuidv7, &PgClock, 1) {
+        Some((first, _)) => first,
+        None => take_with(g, shared, 1).first,
+    })
 }
 
 fn uuid_of(counter: u64) -> [u8; 16] {
@@ -57,7 +73,7 @@ fn uuid_of(counter: u64) -> [u8; 16] {
 /// The next UUIDv7 of this node: above every earlier one of the node, in every backend.
 #[pg_extern(volatile, parallel_safe)]
 fn uuidv7_next() -> Uuid {
-    Uuid::from_bytes(uuid_of(take(1).first))
+    Uuid::from_bytes(uuid_of(next_counter()))
 }
 
 /// `n` UUIDv7s at once, ascending, taken from the node's stream as the rows are read.
@@ -78,7 +94,7 @@ fn uuidv7_next_batch(n: Option<i32>) -> SetOfIterator<'static, Uuid> {
 /// The next UUIDv7 of this node written as a ULID: 26 characters, in the same order.
 #[pg_extern(volatile, parallel_safe)]
 fn ulid_next() -> String {
-    uuid7::to_ulid(&uuid_of(take(1).first))
+    uuid7::to_ulid(&uuid_of(next_counter()))
 }
 
 /// Any UUID's 128 bits as a ULID's 26 characters; for a UUIDv7, the same time and order.

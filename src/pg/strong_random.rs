@@ -6,47 +6,53 @@
 //! The buffer is filled on first use in the process that uses it, never in the postmaster, so
 //! no two backends (forked from it) can share bytes; each byte is handed out once.
 
-use std::cell::{Cell, RefCell};
-
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 use crate::errors::IdError;
+use crate::pg::backend_local::BackendLocal;
 
 const WORDS: usize = 512;
 
-thread_local! {
-    static POOL: RefCell<[u64; WORDS]> = const { RefCell::new([0; WORDS]) };
-    /// The next unused word of `POOL`; `WORDS` when it is used up (and at the start).
-    static NEXT: Cell<usize> = const { Cell::new(WORDS) };
+struct Pool {
+    words: [u64; WORDS],
+    /// The next unused word; `WORDS` when all are used (and at the start).
+    next: usize,
 }
+
+static POOL: BackendLocal<Pool> = BackendLocal::new(Pool {
+    words: [0; WORDS],
+    next: WORDS,
+});
 
 /// 64 random bits.
 #[inline]
 pub fn next_u64() -> u64 {
-    let i = NEXT.get();
-    if i == WORDS {
-        refill();
-    }
-    let i = NEXT.get();
-    NEXT.set(i + 1);
-    POOL.with_borrow(|pool| pool[i])
+    POOL.with(|pool| {
+        if pool.next == WORDS {
+            refill(pool);
+        }
+        let v = pool.words[pool.next];
+        pool.next += 1;
+        v
+    })
 }
 
 #[cold]
-fn refill() {
-    POOL.with_borrow_mut(|pool| {
-        // SAFETY: writes exactly size_of_val(pool) bytes into the buffer it is given.
-        let ok = unsafe {
-            pg_sys::pg_strong_random(pool.as_mut_ptr().cast(), std::mem::size_of_val(pool))
-        };
-        if !ok {
-            IdError::new(
-                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                "could not generate random values",
-            )
-            .hint("pg_strong_random() failed: the operating system's or OpenSSL's random source is not available.")
-            .raise();
-        }
-    });
-    NEXT.set(0);
+fn refill(pool: &mut Pool) {
+    // SAFETY: writes exactly size_of_val(words) bytes into the buffer it is given.
+    let ok = unsafe {
+        pg_sys::pg_strong_random(
+            pool.words.as_mut_ptr().cast(),
+            std::mem::size_of_val(&pool.words),
+        )
+    };
+    if !ok {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "could not generate random values",
+        )
+        .hint("pg_strong_random() failed: the operating system's or OpenSSL's random source is not available.")
+        .raise();
+    }
+    pool.next = 0;
 }

@@ -12,6 +12,7 @@
 //! The state lives wherever the caller puts it: in PostgreSQL shared memory for the extension, on
 //! the heap for the tests, which run the same code from many threads with an injected clock.
 
+use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
 use super::layout::{Field, Layout};
@@ -218,8 +219,37 @@ pub struct Generator {
     /// How many ticks the logical clock may run ahead of the wall clock.
     max_ahead: u64,
     max_wait_ms: u64,
-    datacenter: u64,
     worker: u64,
+    packing: Packing,
+}
+
+/// Where `id_of_worker` puts each part, worked out once from the layout (`Layout::pack` reads the
+/// same from the layout on every call): the shifts of time, sequence, worker and rollback flag,
+/// masks that are 0 for fields the layout lacks, and the fixed data-centre and reserved bits.
+#[derive(Clone, Debug)]
+struct Packing {
+    time: u32,
+    sequence: u32,
+    worker: u32,
+    worker_mask: u64,
+    rollback: u32,
+    rollback_mask: u64,
+    fixed: u64,
+}
+
+impl Packing {
+    fn of(layout: &Layout, datacenter: u64) -> Packing {
+        let mask = |f: Field| layout.max_value(f) << layout.shift(f);
+        Packing {
+            time: layout.shift(Field::Time),
+            sequence: layout.shift(Field::Sequence),
+            worker: layout.shift(Field::Worker),
+            worker_mask: mask(Field::Worker),
+            rollback: layout.shift(Field::Rollback),
+            rollback_mask: mask(Field::Rollback),
+            fixed: layout.pack(0, datacenter, 0, 0, 0) as u64,
+        }
+    }
 }
 
 /// Why a generator cannot be set up: each names the setting to change.
@@ -286,13 +316,13 @@ impl Generator {
         };
         let seq_bits = layout.bits(Field::Sequence);
         Ok(Generator {
+            packing: Packing::of(&layout, datacenter),
             seq_bits,
             seq_mask: (1u64 << seq_bits) - 1,
             layout,
             policy,
             max_ahead,
             max_wait_ms,
-            datacenter,
             worker,
         })
     }
@@ -315,13 +345,12 @@ impl Generator {
     #[inline]
     pub fn id_of_worker(&self, counter: u64, flag: u64, worker: u64) -> i64 {
         debug_assert!(worker <= self.layout.max_value(Field::Worker));
-        self.layout.pack(
-            counter >> self.seq_bits,
-            self.datacenter,
-            worker,
-            flag,
-            counter & self.seq_mask,
-        )
+        let p = &self.packing;
+        ((counter >> self.seq_bits) << p.time
+            | (counter & self.seq_mask) << p.sequence
+            | (worker << p.worker & p.worker_mask)
+            | (flag << p.rollback & p.rollback_mask)
+            | p.fixed) as i64
     }
 
     pub fn worker(&self) -> u64 {
@@ -441,6 +470,7 @@ impl Generator {
     /// Takes up to `want` (>= 1) consecutive counters, waiting as the policy says, and makes
     /// sure their ticks are durably reserved before returning them. The second value is a
     /// backward clock step this call noticed first, for the caller to log.
+    #[inline]
     pub fn take(
         &self,
         st: &GeneratorState,
@@ -451,8 +481,57 @@ impl Generator {
         self.take_capped(st, clock, reserver, want, &|| u64::MAX)
     }
 
+    /// The common case of `take`, for the per-row path: one clock read and one compare-and-swap,
+    /// with the answer in registers (a pair, not a struct in memory). It gives up, and the caller
+    /// calls `take` (whose first step it is anyway), whenever anything is out of the ordinary:
+    /// the rollback flag is set, the clock reads below the highest reading (a backward step to
+    /// report), the IDs would start beyond `max_ahead` ticks ahead of the clock (under any policy
+    /// but `continue`, any tick ahead) or need a new reservation, or another process moved the
+    /// word first. It never issues what `take` would not: the same next counter, `max(now, last + 1)`,
+    /// only in ticks already durably reserved.
+    #[inline(always)]
+    pub fn take_fast(
+        &self,
+        st: &GeneratorState,
+        clock: &impl Clock,
+        want: u64,
+    ) -> Option<(u64, NonZeroU64)> {
+        let cur = st.last.load(SeqCst);
+        let high = st.wall_high.load(Relaxed);
+        let now = self.layout.tick_of_ms(clock.now_ms())?;
+        if cur & FLAG_BIT != 0 || now < high {
+            return None;
+        }
+        if now > high {
+            st.wall_high.fetch_max(now, Relaxed);
+        }
+        let s = self.seq_bits;
+        let limit = self.layout.ticks_limit();
+        if now >= limit {
+            return None;
+        }
+        let start = (now << s).max(cur + 1);
+        // Every policy but `continue` has max_ahead 0: a logical clock ahead of the wall clock
+        // (where they wait, fail or flip the flag) always ends up here, on the full path.
+        let allowed = (now + self.max_ahead).min(limit - 1);
+        if start >> s > allowed {
+            return None;
+        }
+        let end = start
+            .saturating_add(want.max(1) - 1)
+            .min(((allowed + 1) << s) - 1);
+        if end >> s > st.reserved_tick.load(Acquire) {
+            return None;
+        }
+        st.last.compare_exchange(cur, end, SeqCst, Relaxed).ok()?;
+        let count = end - start + 1;
+        st.stats.issued.fetch_add(count, Relaxed);
+        NonZeroU64::new(count).map(|n| (start, n))
+    }
+
     /// `take`, with no counter in a tick above `cap()`, which is read again at every attempt
     /// (it may move while the caller waits, up to `max_wait`).
+    #[inline]
     pub fn take_capped(
         &self,
         st: &GeneratorState,
@@ -462,6 +541,16 @@ impl Generator {
         cap: &dyn Fn() -> u64,
     ) -> Result<(Issued, Option<BackwardStep>), GenError> {
         debug_assert!(want >= 1);
+        if cap() == u64::MAX {
+            if let Some((first, count)) = self.take_fast(st, clock, want) {
+                let issued = Issued {
+                    first,
+                    count: count.get(),
+                    flag: 0,
+                };
+                return Ok((issued, None));
+            }
+        }
         let mut step = None;
         let mut waited_ms = 0u64;
         let mut counted_wait = false;

@@ -614,3 +614,36 @@ fn an_exact_restore_resumes_in_the_same_tick() {
         "the first ID after the restart reserved"
     );
 }
+
+/// `id_of_worker` packs with shifts and masks worked out once; it must agree with
+/// `Layout::pack` bit for bit, for every preset, with and without reserved bits and datacenter
+/// ids, at the edges of every field.
+#[test]
+fn id_of_worker_agrees_with_layout_pack() {
+    let specs = crate::presets::names().map(String::from).chain([
+        "pg_idgen time=39 reserved=2 reserved_value=3".to_string(),
+        "twitter order=time,sequence,worker,datacenter".to_string(),
+        "pg_idgen rollback=1 worker=9 sequence=12".to_string(),
+    ]);
+    for spec in specs {
+        let layout = Layout::parse(&spec).unwrap();
+        let dc = layout.max_value(Field::Datacenter);
+        let g = Generator::new(layout.clone(), ClockPolicy::Continue, 10, 10, dc, 0).unwrap();
+        let seq = layout.bits(Field::Sequence);
+        let ticks = [0, 1, layout.ticks_limit() - 1];
+        for tick in ticks {
+            for s in [0, layout.max_value(Field::Sequence)] {
+                for worker in [0, 1, layout.max_value(Field::Worker)] {
+                    for flag in [0, layout.max_value(Field::Rollback)] {
+                        let counter = tick << seq | s;
+                        assert_eq!(
+                            g.id_of_worker(counter, flag, worker),
+                            layout.pack(tick, dc, worker, flag, s),
+                            "{spec}: tick {tick} seq {s} worker {worker} flag {flag}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
