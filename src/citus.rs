@@ -6,7 +6,9 @@
 //!
 //! The group id lives in the Citus database, in `pg_dist_local_group`; a backend reads it with its
 //! first Snowflake ID and keeps it until Citus changes it (the table's trigger sends a relcache
-//! invalidation, which Citus's own cache of the group id follows too). A node whose group is 0 but
+//! invalidation, which Citus's own cache of the group id follows too). It is read under the latest
+//! snapshot, not the statement's, so that a statement that began before a change cannot cache the
+//! old value after the change's invalidation has already been handled. A node whose group is 0 but
 //! which is not the coordinator is not part of a cluster yet (or was removed from one): it refuses,
 //! since its IDs would repeat the coordinator's.
 
@@ -60,37 +62,88 @@ pub fn current() -> Result<u64, IdError> {
     }
 }
 
+/// The group id in `pg_dist_local_group`, read as Citus itself reads it (a scan of the table,
+/// not a query), under the latest snapshot rather than the statement's: a change Citus committed
+/// after the statement began is seen, and any committed later arrives as an invalidation after
+/// this read and clears the cache. None when the table does not exist (no Citus here) or is empty
+/// (Citus is being upgraded).
+fn scan_local_group() -> Result<Option<i64>, IdError> {
+    // SAFETY: catalog lookups and a heap scan by the book (table_open/systable_beginscan/
+    // systable_getnext/systable_endscan/table_close); the tuple's one int4 column is read while the
+    // scan holds it. An ERROR inside unwinds through PostgreSQL's resource owners, which release
+    // the lock and the scan.
+    unsafe {
+        let table = pg_sys::get_relname_relid(
+            c"pg_dist_local_group".as_ptr(),
+            pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE),
+        );
+        if table == pg_sys::InvalidOid {
+            return Ok(None);
+        }
+        TABLE_OID.store(i64::from(u32::from(table)), Relaxed);
+        let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+        let rel = pg_sys::table_open(table, lock);
+        // A parallel worker may not take a snapshot of its own; it reads with the catalog
+        // snapshot, as Citus does, and a parallel worker lives for one query.
+        let snapshot = if pg_sys::IsInParallelMode() {
+            std::ptr::null_mut()
+        } else {
+            pg_sys::GetLatestSnapshot()
+        };
+        let scan = pg_sys::systable_beginscan(
+            rel,
+            pg_sys::InvalidOid,
+            false,
+            snapshot,
+            0,
+            std::ptr::null_mut(),
+        );
+        let tuple = pg_sys::systable_getnext(scan);
+        let group = if tuple.is_null() {
+            None
+        } else {
+            let mut isnull = false;
+            let d = pg_sys::heap_getattr(tuple, 1, (*rel).rd_att, &mut isnull);
+            (!isnull).then(|| i64::from(d.value() as i32))
+        };
+        pg_sys::systable_endscan(scan);
+        pg_sys::table_close(rel, lock);
+        Ok(group)
+    }
+}
+
 #[cold]
 fn read() -> Result<u64, IdError> {
     let largest = LARGEST.load(Relaxed);
-    let spi = |sql: &str| {
-        one_i64(sql, &[]).map_err(|e| {
-            not_ready(format!(
-                "pg_idgen: could not read this node's Citus group id: {e}"
-            ))
-        })
-    };
-    let Some(table) = spi("SELECT pg_catalog.to_regclass('pg_catalog.pg_dist_local_group')::pg_catalog.oid::pg_catalog.int8")? else {
-        return Err(not_ready("this node's worker id comes from Citus (idgen.worker_id_source = citus), but this database has no Citus metadata")
-            .hint("Make Snowflake IDs in the database where CREATE EXTENSION citus was run, or set idgen.worker_id_source to setting or lease."));
-    };
     if !CALLBACK.swap(true, Relaxed) {
         // SAFETY: registers a relcache callback for this backend's life, as Citus does for its own
         // cache of the group id; the function is a plain extern "C" function of this library.
         unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(invalidate), pg_sys::Datum::from(0)) };
     }
-    TABLE_OID.store(table, Relaxed);
-    let group = spi(
-        "SELECT CASE WHEN groupid OPERATOR(pg_catalog.<>) 0 THEN groupid::pg_catalog.int8
-                     WHEN pg_catalog.citus_is_coordinator() THEN 0 ELSE -1 END
-           FROM pg_catalog.pg_dist_local_group",
-    )?;
-    let group = match group {
-        Some(g) if g >= 0 => g,
-        _ => return Err(not_ready("this node is not part of a Citus cluster: its Citus group id is 0, and it is not the coordinator")
-            .detail("Group 0 is the coordinator's; a worker gets its own group when the coordinator adds it, and goes back to 0 when it is removed. Its IDs now could repeat the coordinator's.")
-            .hint("On the coordinator, add this node with SELECT citus_add_node('host', port); on the coordinator itself, register it with SELECT citus_set_coordinator_host('host', port) or add a worker first.")),
+    let group = match scan_local_group()? {
+        Some(g) => g,
+        None => {
+            return Err(not_ready("this node's worker id comes from Citus (idgen.worker_id_source = citus), but this database has no Citus metadata")
+                .hint("Make Snowflake IDs in the database where CREATE EXTENSION citus was run (after Citus has finished any upgrade), or set idgen.worker_id_source to setting or lease."));
+        }
     };
+    // Group 0 is the coordinator's, and also that of a node not (or no longer) in a cluster.
+    if group == 0 {
+        let coordinator = one_i64(
+            "SELECT pg_catalog.citus_is_coordinator()::pg_catalog.int4::pg_catalog.int8",
+            &[],
+        )
+        .map_err(|e| {
+            not_ready(format!(
+                "pg_idgen: could not ask Citus whether this node is the coordinator: {e}"
+            ))
+        })?;
+        if coordinator != Some(1) {
+            return Err(not_ready("this node is not part of a Citus cluster: its Citus group id is 0, and it is not the coordinator")
+                .detail("Group 0 is the coordinator's; a worker gets its own group when the coordinator adds it, and goes back to 0 when it is removed. Its IDs now could repeat the coordinator's.")
+                .hint("On the coordinator, add this node with SELECT citus_add_node('host', port); on the coordinator itself, register it with SELECT citus_set_coordinator_host('host', port) or add a worker first."));
+        }
+    }
     if group as u64 > largest {
         return Err(not_ready(format!(
             "this node's Citus group id {group} is larger than the layout's largest worker id {largest}"

@@ -161,7 +161,7 @@ mod tests {
     use pgrx::prelude::*;
 
     #[pg_test]
-    fn next_is_a_v7_of_now_and_increasing() {
+    fn uuidv7_next_is_a_v7_of_now_and_increasing() {
         let ok = Spi::get_one::<bool>(
             "WITH u AS (SELECT uuidv7_next() AS a, uuidv7_next() AS b)
              SELECT b > a
@@ -175,7 +175,7 @@ mod tests {
     }
 
     #[pg_test]
-    fn batch_is_ascending_and_unique() {
+    fn uuidv7_batch_is_ascending_and_unique() {
         let ok = Spi::get_one::<bool>(
             "WITH b AS (SELECT id, row_number() OVER () AS rn FROM uuidv7_next_batch(100000) AS id)
              SELECT count(*) = 100000 AND count(DISTINCT id) = 100000 AND bool_and(id > prev)
@@ -186,7 +186,7 @@ mod tests {
     }
 
     #[pg_test]
-    fn ulid_is_the_same_bits_in_the_same_order() {
+    fn uuidv7_ulid_is_the_same_bits_in_the_same_order() {
         let ok = Spi::get_one::<bool>(
             "WITH u AS (SELECT g, ulid_next() AS id FROM generate_series(1, 20000) g)
              SELECT count(DISTINCT id) = 20000
@@ -202,7 +202,7 @@ mod tests {
     }
 
     #[pg_test]
-    fn from_timestamp_bounds_the_uuids_of_an_instant() {
+    fn uuidv7_from_timestamp_bounds_the_uuids_of_an_instant() {
         let ok = Spi::get_one::<bool>(
             "WITH u AS (SELECT uuidv7_next() AS id)
              SELECT uuidv7_from_timestamp(uuidv7_timestamp(id)) <= id
@@ -216,12 +216,12 @@ mod tests {
     #[pg_test(
         error = "uuid 550e8400-e29b-41d4-a716-446655440000 is a version 4 UUID, not version 7: it holds no time"
     )]
-    fn timestamp_refuses_a_v4() {
+    fn uuidv7_timestamp_refuses_a_v4() {
         Spi::run("SELECT uuidv7_timestamp('550e8400-e29b-41d4-a716-446655440000')").unwrap();
     }
 
     #[pg_test(error = "invalid ULID \"01ARYZ6S41\": it is 10 characters long; a ULID is 26")]
-    fn ulid_to_uuid_refuses_short_text() {
+    fn uuidv7_ulid_to_uuid_refuses_short_text() {
         Spi::run("SELECT ulid_to_uuid('01ARYZ6S41')").unwrap();
     }
 }

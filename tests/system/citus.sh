@@ -12,7 +12,8 @@
 #   - a reference table with a Snowflake key written from all three nodes;
 #   - a segment type on every node, split by delta/remainder from the group id in one command;
 #   - a worker restarted with its clock 30 s back; a worker killed with kill -9 mid-load;
-#   - a third worker added with citus_add_node while writes go on: its own worker id.
+#   - a third worker added with citus_add_node while writes go on: its own worker id, also in a
+#     transaction on it whose snapshot is older than the add.
 # Skipped, saying why, without ../shared/vendor (users' checkouts) or on PostgreSQL 18.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 source "$REPO/tests/citus.sh"
@@ -166,6 +167,10 @@ rm -f "$WORK/citus_bg"/*
 
 phase "a third worker added while writes go on"
 check "before it is added, it refuses" grep -q "55000: this node is not part of a Citus cluster" <<<"$(sqlstate $W3 "SELECT snowflake_next()")"
+# A session on the new worker whose snapshot is older than the add: it must still see its group
+# (pg_idgen reads it under the latest snapshot), not the 0 its snapshot shows.
+psql -h 127.0.0.1 -p $W3 -U postgres -X -q -A -t -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SELECT 1" \
+  -c "SELECT pg_sleep(3)" -c "SELECT 'worker ' || id_worker_id(snowflake_next())" -c "COMMIT" >"$WORK/citus_old_snapshot.out" 2>&1 &
 for s in 1 2; do bg during_add_c$s $C "INSERT INTO ev (how, v) SELECT 'during_add', g FROM generate_series(1, 200000) g"; done
 bg during_add_w1 $W1 "INSERT INTO ev (how, v) SELECT 'during_add', g FROM generate_series(1, 200000) g"
 sleep 0.5
@@ -175,6 +180,7 @@ wait
 check "the writes during the add all succeeded" eq "$(bg_failed)" ""
 w3_group=$(q $W3 "SELECT groupid FROM pg_dist_local_group")
 check "the new worker has a group of its own (3)" eq "$w3_group" 3
+check "a transaction whose snapshot predates the add makes IDs with the new group" grep -qx "worker 3" "$WORK/citus_old_snapshot.out"
 check "its IDs carry worker id 3" eq "$(q $C "SELECT string_agg(DISTINCT id_worker_id(id, 'pg_idgen')::text, ',') || ' ' || count(*) FROM ev WHERE how = 'w3'")" "3 10000"
 
 phase "all rows"

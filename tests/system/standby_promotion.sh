@@ -18,6 +18,10 @@ sdir=$(cluster_dir sb_standby)
 as_pg rm -rf "$sdir"
 as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p $P -U postgres -D "$sdir" -R -X stream
 cluster_conf sb_standby "port = $S"
+# A plain primary_conninfo after the one pg_basebackup -R wrote: that one carries every option of
+# the libpq pg_basebackup ran with, and the PostgreSQL 16 wheel's walreceiver refuses one of them
+# (sslcertmode), so the standby would never stream.
+echo "primary_conninfo = 'host=127.0.0.1 port=$P user=postgres'" | as_pg tee -a "$sdir/postgresql.auto.conf" >/dev/null
 echo "-30s" | as_pg tee "$CLOCK" >/dev/null
 cluster_start_faketime sb_standby "$CLOCK"
 wait_ready $S
@@ -33,12 +37,15 @@ sleep 2
 q $P "INSERT INTO seen SELECT 'after_backup', snowflake_next() FROM generate_series(1, 20000)"
 q $P "SELECT count(*) FROM snowflake_next_batch(3000000)" >/dev/null
 q $P "INSERT INTO seen SELECT 'last_on_primary', snowflake_next()"
-q $P "INSERT INTO useen SELECT 'after_backup', u FROM uuidv7_next_batch(3000000) u"
+q $P "INSERT INTO useen SELECT 'after_backup', u FROM uuidv7_next_batch(200000) u"
 lsn=$(q $P "SELECT pg_current_wal_lsn()")
-for _ in $(seq 1 60); do
-  [ "$(q $S "SELECT pg_last_wal_replay_lsn() >= '$lsn'")" = t ] && break
+caught_up=f
+for _ in $(seq 1 240); do
+  caught_up=$(q $S "SELECT pg_last_wal_replay_lsn() >= '$lsn'")
+  [ "$caught_up" = t ] && break
   sleep 0.5
 done
+check "the standby replayed the primary's WAL up to its last IDs" eq "$caught_up" t
 primary_max=$(q $S "SELECT max(id) FROM seen")
 check "the standby replayed the primary's mark (its floor is above the primary's last ID)" \
   test "$(q $S "SELECT last_id FROM idgen.status")" -gt "$primary_max"
