@@ -24,7 +24,14 @@ peer_build() { # peer_build NAME TARBALL DIR
   rm -rf "${build:?}/$dir"
   tar -xzf "$VENDOR/$tarball" -C "$build"
   log "building peer $name for $("$PG_CONFIG" --version) (once; kept in $build)"
-  if make -C "$build/$dir" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" >"$build/$name.build.log" 2>&1 &&
+  # With the compiler PostgreSQL was built with, or else clang: the PostgreSQL 18 wheel's flags
+  # include a warning option Debian 12's gcc 12 does not know.
+  local cc
+  for cc in "$("$PG_CONFIG" --cc)" clang; do
+    make -C "$build/$dir" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" clean >/dev/null 2>&1 || true
+    make -C "$build/$dir" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" CC="$cc" >"$build/$name.build.log" 2>&1 && break
+  done
+  if [ -f "$build/$dir/$name.so" ] &&
     $SUDO make -C "$build/$dir" USE_PGXS=1 PG_CONFIG="$PG_CONFIG" install >>"$build/$name.build.log" 2>&1; then
     PEERS="$PEERS $name"
   else
