@@ -21,6 +21,19 @@ show_errors() {
   done
   return 0
 }
+# kill_mid_statement PORT SQL: runs SQL in a session of its own, kills that session's backend with
+# SIGKILL two seconds in, and waits for the server to come back from the crash restart. Prints the
+# pid it killed, nothing if it found no such backend (check that it is not empty).
+kill_mid_statement() {
+  local port=$1 sql=$2 victim
+  psql -h 127.0.0.1 -p "$port" -U postgres -X -q -c "$sql" >/dev/null 2>&1 &
+  sleep 2
+  victim=$(q "$port" "SELECT pid FROM pg_stat_activity WHERE query = \$q\$$sql\$q\$ AND pid <> pg_backend_pid()")
+  [ -z "$victim" ] || kill -9 "$victim"
+  wait || true
+  wait_ready "$port"
+  echo "$victim"
+}
 finish() {
   [ "$FAILS" -eq 0 ] && echo "  all checks passed" && exit 0
   echo "  $FAILS check(s) failed"

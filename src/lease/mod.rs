@@ -109,14 +109,11 @@ mod idgen_internal {
         ),
     > {
         let shared = shmem::shared();
-        if gucs::citus_mode() {
-            let (state, worker, error) = match crate::citus::current() {
-                Ok(w) => ("citus group".to_string(), Some(w as i32), None),
-                Err(e) => ("no group".to_string(), None, Some(e.message)),
-            };
-            return TableIterator::once((
-                "citus".into(),
-                state,
+        // A worker id from the setting or from Citus: no lease, no keeper, no counters.
+        let without_lease = |source: &str, state: &str, worker: Option<i32>, error| {
+            TableIterator::once((
+                source.into(),
+                state.into(),
                 worker,
                 None,
                 None,
@@ -131,27 +128,16 @@ mod idgen_internal {
                 0,
                 None,
                 error,
-            ));
+            ))
+        };
+        if gucs::citus_mode() {
+            return match crate::citus::current() {
+                Ok(w) => without_lease("citus", "citus group", Some(w as i32), None),
+                Err(e) => without_lease("citus", "no group", None, Some(e.message)),
+            };
         }
         if !gucs::lease_mode() {
-            return TableIterator::once((
-                "setting".into(),
-                "fixed".into(),
-                Some(gucs::worker_id()),
-                None,
-                None,
-                true,
-                None,
-                None,
-                None,
-                None,
-                None,
-                0,
-                0,
-                0,
-                None,
-                None,
-            ));
+            return without_lease("setting", "fixed", Some(gucs::worker_id()), None);
         }
         let st = &shared.lease_status;
         let now = mono_ns();

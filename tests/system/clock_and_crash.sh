@@ -42,13 +42,8 @@ check "clock restored: IDs go on above all earlier ones" eq "$(above_all_before 
 
 # kill -9 of a backend in the middle of a run.
 q $PORT "INSERT INTO seen SELECT 'prekill', snowflake_next() FROM generate_series(1, 5000)"
-psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "INSERT INTO seen SELECT 'dying', snowflake_next() FROM generate_series(1, 50000000)" >/dev/null 2>&1 &
-sleep 2
-victim=$(q $PORT "SELECT pid FROM pg_stat_activity WHERE query LIKE 'INSERT INTO seen SELECT ''dying''%' AND pid <> pg_backend_pid()")
+victim=$(kill_mid_statement $PORT "INSERT INTO seen SELECT 'dying', snowflake_next() FROM generate_series(1, 50000000)")
 check "found the backend to kill" test -n "$victim"
-kill -9 "$victim"
-wait || true
-wait_ready $PORT
 check "the postmaster reset shared memory (crash restart logged)" grep -q "terminated by signal 9" "$(cluster_dir clock)/server.log"
 take afterkill
 check "after kill -9: IDs above all earlier ones" eq "$(above_all_before afterkill)" t

@@ -78,13 +78,8 @@ take after1h
 check "clock restored: UUIDs go on above all earlier ones" eq "$(above_all_before after1h)" t
 
 phase "kill -9 and restarts with the clock behind"
-psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "INSERT INTO seen SELECT 'dying', uuidv7_next() FROM generate_series(1, 50000000)" >/dev/null 2>&1 &
-sleep 2
-victim=$(q $PORT "SELECT pid FROM pg_stat_activity WHERE query LIKE 'INSERT INTO seen SELECT ''dying''%' AND pid <> pg_backend_pid()")
+victim=$(kill_mid_statement $PORT "INSERT INTO seen SELECT 'dying', uuidv7_next() FROM generate_series(1, 50000000)")
 check "found the backend to kill" test -n "$victim"
-kill -9 "$victim"
-wait || true
-wait_ready $PORT
 take afterkill
 check "after kill -9: UUIDs above all earlier ones" eq "$(above_all_before afterkill)" t
 
