@@ -53,6 +53,12 @@ pub fn worker_id() -> u64 {
     }
 }
 
+/// The worker id `worker_id` would return without reading anything: None when it is not cached.
+#[inline(always)]
+pub fn cached_worker_id() -> Option<u64> {
+    u64::try_from(GROUP.load(Relaxed)).ok()
+}
+
 /// The group id as `idgen.status` and `idgen.worker_status` show it: read if need be; the error
 /// that `snowflake_next()` would raise, if any.
 pub fn current() -> Result<u64, IdError> {

@@ -98,6 +98,13 @@ pub fn refuse_on_standby(what: &str, hint: &str) {
     }
 }
 
+/// True when this backend has already seen recovery over: `refuse_on_standby` would pass without
+/// asking the server (a per-row entry point's fast path checks only this).
+#[inline(always)]
+pub fn known_primary() -> bool {
+    PRIMARY.load(Relaxed)
+}
+
 /// Recovery never starts again under a running backend: once it is seen to be over, this process
 /// need not ask again (a call into the server costs more than the rest of an ID).
 static PRIMARY: AtomicBool = AtomicBool::new(false);

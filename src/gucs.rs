@@ -204,6 +204,27 @@ pub fn clock_settings() -> ClockSettings {
     }
 }
 
+/// What the bare per-row entry points (pg/fast_entry.rs) read on every call: the worker id source
+/// and the clock settings, as `WORKER_ID_SOURCE.get()` and `clock_settings()` give them, without
+/// pgrx's check that this is PostgreSQL's thread (a thread-local lookup per setting, about 4 ns of
+/// an ID's 15). PostgreSQL's function manager calls those entry points on its thread.
+#[inline(always)]
+pub fn per_row_settings() -> (WorkerIdSource, ClockSettings) {
+    use pgrx::guc::GucValue;
+    // SAFETY: PostgreSQL writes these variables on this same thread (at a reload or SET, never
+    // while our function runs), and only with the ordinals of the enums' own entries.
+    unsafe {
+        (
+            WorkerIdSource::from_raw(*WORKER_ID_SOURCE.as_ptr()),
+            ClockSettings {
+                policy: ClockPolicySetting::from_raw(*CLOCK_POLICY.as_ptr()),
+                max_drift_ms: *MAX_DRIFT_MS.as_ptr(),
+                max_wait_ms: *MAX_WAIT_MS.as_ptr(),
+            },
+        )
+    }
+}
+
 fn int(
     name: &'static CStr,
     short: &'static CStr,

@@ -166,6 +166,14 @@ unsafe extern "C-unwind" fn postmaster_exit(_code: i32, _arg: pg_sys::Datum) {
     }
 }
 
+/// The shared block, or None before it is attached (never, in a backend past startup): `shared`
+/// without its assertion, for a path that must not panic.
+#[inline(always)]
+pub fn attached() -> Option<&'static Shared> {
+    // SAFETY: as in `shared`.
+    unsafe { SHARED.as_ref() }
+}
+
 /// The shared block; only after startup, which every backend and worker has passed.
 pub fn shared() -> &'static Shared {
     // SAFETY: SHARED is set in the postmaster's startup hook before any backend is forked and

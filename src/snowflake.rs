@@ -9,8 +9,9 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 
 use crate::errors::{batch_size, not_ready, refuse_on_standby, IdError};
-use crate::gucs::{self, ClockSettings};
+use crate::gucs::{self, ClockSettings, WorkerIdSource};
 use crate::node::backend_generator::BackendGenerator;
+use crate::pg::fast_entry::fast_entry;
 use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
 use pg_idgen_core::civil::format_utc_ms;
@@ -583,28 +584,62 @@ fn check_snowflake(shared: &Shared) {
     crate::origin::check("Snowflake ID");
 }
 
-/// The next Snowflake ID of this node.
-#[pg_extern(volatile, parallel_safe)]
-fn snowflake_next() -> i64 {
-    // The per-row path: the generator's fast path (one clock read, one compare-and-swap, the
-    // answer in registers); anything out of the ordinary, and a leased worker id (whose take is
-    // capped by the lease), goes through `take`.
-    if !gucs::lease_mode() {
-        let shared = shmem::shared();
-        check_snowflake(shared);
-        let fast = with_generator(|g| {
-            let (first, _) = g.take_fast(&shared.snowflake, &PgClock, 1)?;
-            let worker = if gucs::citus_mode() {
-                crate::citus::worker_id()
-            } else {
-                g.worker()
-            };
-            Some(g.id_of_worker(first, 0, worker))
-        });
-        if let Some(id) = fast {
-            return id;
-        }
+/// True when `check_snowflake` would pass without asking PostgreSQL anything.
+#[inline(always)]
+fn snowflake_ready(shared: &Shared) -> bool {
+    crate::errors::known_primary()
+        && shared.mark_error.is_empty()
+        && shared.layout_error.is_empty()
+        && crate::origin::checked()
+}
+
+/// The common case of `snowflake_next()`, run bare (pg/fast_entry.rs): the checks already passed
+/// in this backend, the generator made, no lease (whose take is capped by the lease), the Citus
+/// group known; then the generator's fast path, one clock read and one compare-and-swap. None,
+/// having issued nothing, for anything else.
+#[inline(always)]
+fn snowflake_next_fast() -> Option<i64> {
+    let shared = shmem::attached()?;
+    if !snowflake_ready(shared) {
+        return None;
     }
+    let (source, settings) = gucs::per_row_settings();
+    let worker = match source {
+        WorkerIdSource::Setting => None,
+        WorkerIdSource::Citus => Some(crate::citus::cached_worker_id()?),
+        WorkerIdSource::Lease => return None,
+    };
+    CURRENT
+        .with_made(settings, |g| {
+            let (first, _) = g.take_fast(&shared.snowflake, &PgClock, 1)?;
+            Some(g.id_of_worker(first, 0, worker.unwrap_or_else(|| g.worker())))
+        })
+        .flatten()
+}
+
+// The next Snowflake ID of this node: the SQL function `snowflake_next()` (its symbol is
+// `snowflake_next_wrapper`, as pgrx named it in every released script), `snowflake_next_fast`
+// first, `snowflake_next_full` under pgrx's guard for the rest.
+fast_entry!(
+    pg_finfo_snowflake_next_wrapper,
+    snowflake_next_wrapper,
+    snowflake_next_fast,
+    pg_sys::Datum::from,
+    snowflake_next_full_wrapper
+);
+extension_sql!(
+    r#"CREATE FUNCTION "snowflake_next"() RETURNS bigint
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
+"#,
+    name = "snowflake_next"
+);
+
+/// `snowflake_next()` for every call its fast path leaves: the checks that raise, a generator to
+/// make, a lease, a Citus group to read, the generator's full path.
+#[pg_extern(volatile, parallel_safe, sql = false)]
+fn snowflake_next_full() -> i64 {
     let (issued, worker) = take(1);
     node().id_of_worker(issued.first, issued.flag, worker)
 }

@@ -39,4 +39,21 @@ impl BackendGenerator {
             }
         })
     }
+
+    /// `f` with the generator already made for `settings` (the current ones), or None when there
+    /// is none (the first call of the backend, or a reload changed the settings): then the
+    /// caller's full path calls `with`, which makes it. Never raises or panics.
+    #[inline(always)]
+    pub fn with_made<R>(
+        &self,
+        settings: ClockSettings,
+        f: impl FnOnce(&Generator) -> R,
+    ) -> Option<R> {
+        self.0
+            .try_with(|cur| match &*cur {
+                Some((s, g)) if *s == settings => Some(f(g)),
+                _ => None,
+            })
+            .flatten()
+    }
 }

@@ -21,4 +21,11 @@ impl<T> BackendLocal<T> {
     pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         f(&mut self.0.borrow_mut())
     }
+
+    /// `with`, or None instead of a panic when the value is in use (a re-entrant call): for a
+    /// path that must not panic and has another way to go.
+    #[inline(always)]
+    pub fn try_with<R>(&self, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        Some(f(&mut *self.0.try_borrow_mut().ok()?))
+    }
 }

@@ -2,6 +2,7 @@
 
 pub mod backend_local;
 pub mod dropdb_hook;
+pub mod fast_entry;
 pub mod lwlock;
 pub mod privilege_hint;
 pub mod shared_text;

@@ -44,6 +44,12 @@ impl<const N: usize> SharedText<N> {
         self.seq.store(seq + 1, Release);
     }
 
+    /// True when no text is set: what `get() == None` says, without reading the text.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.bytes[0].load(Acquire) == 0
+    }
+
     /// The text, or None when it is empty. An empty text (the usual case, checked on every ID)
     /// costs one load; a text being set at that moment reads as the old one or the new one.
     #[inline]

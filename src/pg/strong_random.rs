@@ -37,6 +37,17 @@ pub fn next_u64() -> u64 {
     })
 }
 
+/// `next_u64`, or None when the buffer is used up (or in use): never calls PostgreSQL or raises.
+#[inline(always)]
+pub fn try_next_u64() -> Option<u64> {
+    POOL.try_with(|pool| {
+        let v = *pool.words.get(pool.next)?;
+        pool.next += 1;
+        Some(v)
+    })
+    .flatten()
+}
+
 #[cold]
 fn refill(pool: &mut Pool) {
     // SAFETY: writes exactly size_of_val(words) bytes into the buffer it is given.

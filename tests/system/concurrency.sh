@@ -63,5 +63,17 @@ half=$(q $PORT "SELECT count(*) FROM (SELECT snowflake_next_batch(10000000) LIMI
 took=$(($(q $PORT "SELECT ids_issued FROM idgen.status") - before))
 check "a batch of 10M read to its 5000th row gave 5000 rows and took $took IDs, not 10M" \
   test "$half" = 5000 -a "$took" -lt 100000
+# A session that made IDs before a reload follows the new settings from its next statement (its
+# generator is made again): held to the layout's capacity (max_drift 0: the clock policy
+# continue borrows one tick at most), no ID of a burst above that capacity (about 7 calls a
+# microsecond here, against 4 IDs) is timed more than 1 ms after the moment it was made. With
+# the old setting (60 s) they would run tens of ms ahead.
+ahead=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 \
+  -c "SELECT count(snowflake_next()) FROM generate_series(1, 1000)" \
+  -c "ALTER SYSTEM SET idgen.max_drift = 0" -c "SELECT pg_reload_conf(), pg_sleep(0.3)" \
+  -c "SELECT count(*) FILTER (WHERE id_timestamp(id) > clock_timestamp() + interval '1 ms') FROM (SELECT snowflake_next() FROM generate_series(1, 400000)) s(id)" |
+  tail -1)
+q $PORT "ALTER SYSTEM RESET idgen.max_drift" && q $PORT "SELECT pg_reload_conf()" >/dev/null
+check "after a reload to max_drift 0, the same session's IDs are at most a tick ahead of the clock" eq "$ahead" 0
 check "status counted every ID" test "$(q $PORT "SELECT ids_issued FROM idgen.status")" -ge "$((SESSIONS * PER + 400000))"
 finish

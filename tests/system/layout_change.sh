@@ -50,6 +50,13 @@ check "the ERROR says why and what to do" eq \
 check "the server and the other generators stay up" eq \
   "$(q $PORT "SELECT segment_next('order') > 0 AND length(msgid_next(1, 'x')) = 19")" t
 check "idgen.status shows the problem" grep -q 'idgen.layout changed' <<<"$(q $PORT "SELECT problem FROM idgen.status")"
+# A session whose message IDs and UUIDv7s passed every other check first: the layout is still
+# checked on every Snowflake ID, on the per-row fast path too (pg/fast_entry.rs).
+err=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -v VERBOSITY=verbose \
+  -c "SELECT length(msgid_next(1, 'x')), uuidv7_next() IS NOT NULL" \
+  -c "SELECT snowflake_next()" -c "SELECT snowflake_next() FROM generate_series(1, 3)" 2>&1 || true)
+check "after other IDs in the same session, snowflake_next() is still refused, every time" \
+  eq "$(grep -c '^ERROR:  55000: snowflake IDs are disabled' <<<"$err")" 2
 check "the refused layout did not touch the history" cmp -s "$history" "$WORK/layout.history.before"
 cluster_stop layout immediate
 cluster_start layout

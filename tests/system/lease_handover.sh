@@ -19,8 +19,9 @@ cluster_init lh_coord $COORD "idgen.worker_lease_grace = '1s'"
 cluster_start lh_coord
 q $COORD "CREATE EXTENSION pg_idgen"
 node() { # node NAME PORT
+  # idgen.worker_id is ignored under a lease: an ID that carried it would show.
   cluster_init "$1" "$2" "idgen.layout = 'js_safe'" "idgen.max_drift = '60s'" "idgen.max_wait = '200ms'" \
-    "idgen.worker_id_source = lease" "idgen.worker_lease_ttl = '10s'" \
+    "idgen.worker_id_source = lease" "idgen.worker_lease_ttl = '10s'" "idgen.worker_id = 5" \
     "idgen.worker_lease_min = 0" "idgen.worker_lease_max = 0" \
     "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$COORD dbname=postgres user=postgres'"
   cluster_start "$1"
@@ -50,11 +51,13 @@ done
 kill -STOP "$keeper"
 stalled_at=$(date +%s%N)
 
-# A serves large batches for as long as it can (its lease is valid for up to 10 s more); each
-# batch of 250,000 IDs is about 1 s of js_safe ticks. Only each batch's largest ID is kept.
+# A serves large batches, and as many single IDs, for as long as it can (its lease is valid for
+# up to 10 s more); each statement's 250,000 IDs are about 1 s of js_safe ticks. Only each
+# statement's largest ID is kept.
 errors=$(mktemp)
-for _ in $(seq 1 60); do
+for _ in $(seq 1 30); do
   q $A "INSERT INTO ids SELECT max(id), count(*) FROM snowflake_next_batch(250000) id" 2>>"$errors" || true
+  q $A "INSERT INTO ids SELECT max(id), count(*) FROM (SELECT snowflake_next() FROM generate_series(1, 250000)) s(id)" 2>>"$errors" || true
   [ $((($(date +%s%N) - stalled_at) / 1000000)) -gt 11000 ] && break
 done
 made=$(q $A "SELECT sum(n) FROM ids")
@@ -70,7 +73,7 @@ check "A was stopped by what its lease covers" \
 check "B leases worker id 0 once A's lease has lapsed" wait_lease $B 30
 q $B "INSERT INTO ids SELECT snowflake_next() FROM generate_series(1, 20000)"
 b_min=$(q $B "SELECT min(id) FROM ids")
-check "B's IDs carry worker id 0 too" eq "$(q $B "SELECT DISTINCT worker_id FROM ids, id_decode(id)")" 0
+check "A's and B's IDs carry worker id 0, the lease's" eq "$(q $A "SELECT DISTINCT worker_id FROM ids, id_decode(id)")|$(q $B "SELECT DISTINCT worker_id FROM ids, id_decode(id)")" "0|0"
 check "every ID of B is above every ID A made (${b_min} > ${a_max})" test "$b_min" -gt "$a_max"
 check "none of B's 20000 IDs was made by A" eq \
   "$(q $B "SELECT count(*) FROM ids WHERE id <= $a_max")" 0

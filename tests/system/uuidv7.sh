@@ -48,6 +48,9 @@ check "the sessions overlapped (the order check compared calls of different back
   SELECT count(DISTINCT session) > 1 FROM (SELECT session, rank() OVER (ORDER BY id) AS r FROM conc) x WHERE r <= 200000")" t
 check "version 7 and variant 10 on every UUID" eq "$(q $PORT "
   SELECT count(*) FROM conc WHERE substr(id::text, 15, 1) <> '7' OR substr(id::text, 20, 1) NOT IN ('8', '9', 'a', 'b')")" 0
+# The last 64 bits are the variant, 3 counter bits and 59 random bits, each draw used once (two
+# of 400,000 equal by chance: about 1 in 7 million).
+check "no two UUIDs share their random bits" eq "$(q $PORT "SELECT count(DISTINCT substr(id::text, 20)) FROM conc")" 400000
 check "the time inside each UUID lies within its call (ms)" eq "$(q $PORT "
   SELECT count(*) FROM conc
    WHERE uuidv7_timestamp(id) < date_trunc('milliseconds', before) OR uuidv7_timestamp(id) > after")" 0

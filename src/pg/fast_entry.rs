@@ -1,0 +1,100 @@
+//! Entry points PostgreSQL calls without pgrx's wrapper, for the per-row functions whose common
+//! case touches nothing of PostgreSQL's (`snowflake_next()`, `uuidv7_next()`).
+//!
+//! pgrx runs every `#[pg_extern]` function inside a guard: it turns a Rust panic or a PostgreSQL
+//! ERROR into the right kind of exit, saves and restores the memory context and checks that it
+//! runs on PostgreSQL's thread. That costs about 10 ns a call, as much as the rest of a Snowflake
+//! ID. Here the common case runs first, bare: it reads atomics, plain statics and the clock,
+//! allocates nothing, calls nothing of PostgreSQL's and raises nothing. Whenever it cannot finish
+//! (an error to raise, a generator to build, a wait, a reservation, anything it does not know)
+//! it gives up before changing anything, and the call goes to the pgrx wrapper of the full
+//! function, which decides everything again under the guard.
+//!
+//! The SQL function keeps the symbol pgrx gave it (`<name>_wrapper`), which every released
+//! script names; the full function is a `#[pg_extern(sql = false)]` of its own.
+
+use std::ffi::c_void;
+use std::panic::{catch_unwind, UnwindSafe};
+
+use pgrx::pg_sys;
+
+/// The record behind every `pg_finfo_<symbol>`: "version-1 calling convention".
+pub static V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+
+/// Declares a version-1 C function `$symbol` (and its `pg_finfo_$symbol`) that runs `$fast` and,
+/// when it gives up, `$guarded`, the pgrx wrapper of the full function. `$fast` returns
+/// `Option<T>`; `$into_datum` turns its answer into the function's result outside the fast path
+/// (it may allocate).
+macro_rules! fast_entry {
+    ($finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
+        #[no_mangle]
+        #[doc(hidden)]
+        pub extern "C" fn $finfo() -> &'static pgrx::pg_sys::Pg_finfo_record {
+            &$crate::pg::fast_entry::V1
+        }
+
+        #[no_mangle]
+        #[doc(hidden)]
+        /// # Safety
+        /// Called by PostgreSQL's function manager, on its thread, with its call record.
+        pub unsafe extern "C-unwind" fn $symbol(
+            fcinfo: pgrx::pg_sys::FunctionCallInfo,
+        ) -> pgrx::pg_sys::Datum {
+            // SAFETY: passed on as PostgreSQL gave it.
+            unsafe { $crate::pg::fast_entry::run(fcinfo, $fast, $into_datum, $guarded) }
+        }
+    };
+}
+pub(crate) use fast_entry;
+
+/// The body of every `fast_entry!`.
+///
+/// # Safety
+/// `fcinfo` is PostgreSQL's call record of this call; `guarded` is a pgrx wrapper.
+#[inline(always)]
+pub unsafe fn run<T>(
+    fcinfo: pg_sys::FunctionCallInfo,
+    fast: impl FnOnce() -> Option<T> + UnwindSafe,
+    into_datum: impl FnOnce(T) -> pg_sys::Datum,
+    guarded: unsafe extern "C-unwind" fn(pg_sys::FunctionCallInfo) -> pg_sys::Datum,
+) -> pg_sys::Datum {
+    // A fast path is written not to panic; if one ever did, its unwinding must not reach
+    // PostgreSQL's C frames: the guarded path then runs the same steps again and reports the
+    // panic as an ERROR, as for any other pgrx function. Nothing of the fast path is alive past
+    // this match, so an ERROR of `into_datum` or `guarded` (a longjmp) crosses only plain frames.
+    match catch_unwind(fast) {
+        Ok(Some(v)) => into_datum(v),
+        // SAFETY: the caller's contract.
+        Ok(None) | Err(_) => unsafe { cold(guarded, fcinfo) },
+    }
+}
+
+/// The call to the guarded function, out of line: the fast path's frame stays small (no room
+/// for the unwinding machinery, fewer registers to save).
+#[cold]
+#[inline(never)]
+unsafe fn cold(
+    guarded: unsafe extern "C-unwind" fn(pg_sys::FunctionCallInfo) -> pg_sys::Datum,
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: `run`'s contract.
+    unsafe { guarded(fcinfo) }
+}
+
+unsafe extern "C-unwind" {
+    /// PostgreSQL's `palloc`, bound without pgrx's guard (which turns an ERROR into a Rust panic,
+    /// one that no guard would catch here): its one ERROR, out of memory, goes back to PostgreSQL
+    /// as a plain longjmp across the entry point's frame, which holds nothing to drop.
+    #[link_name = "palloc"]
+    fn palloc_unguarded(size: usize) -> *mut c_void;
+}
+
+/// A by-reference Datum holding `bytes` (a `uuid`), copied into the current memory context.
+pub fn bytes_datum<const N: usize>(bytes: [u8; N]) -> pg_sys::Datum {
+    // SAFETY: palloc returns N writable bytes (or does not return); we copy N into them.
+    unsafe {
+        let p = palloc_unguarded(N).cast::<u8>();
+        p.copy_from_nonoverlapping(bytes.as_ptr(), N);
+        pg_sys::Datum::from(p)
+    }
+}
