@@ -8,13 +8,15 @@
 //! allocates nothing, calls nothing of PostgreSQL's and raises nothing. Whenever it cannot finish
 //! (an error to raise, a generator to build, a wait, a reservation, anything it does not know)
 //! it gives up before changing anything, and the call goes to the pgrx wrapper of the full
-//! function, which decides everything again under the guard.
+//! function, which decides everything again under the guard. Its answer, and only its answer, is
+//! turned into a Datum outside it (a `uuid` is allocated with `palloc`).
 //!
 //! The SQL function keeps the symbol pgrx gave it (`<name>_wrapper`), which every released
 //! script names; the full function is a `#[pg_extern(sql = false)]` of its own.
 
+use std::any::Any;
 use std::ffi::c_void;
-use std::panic::{catch_unwind, UnwindSafe};
+use std::panic::{catch_unwind, resume_unwind, UnwindSafe};
 
 use pgrx::pg_sys;
 
@@ -58,15 +60,24 @@ pub unsafe fn run<T>(
     into_datum: impl FnOnce(T) -> pg_sys::Datum,
     guarded: unsafe extern "C-unwind" fn(pg_sys::FunctionCallInfo) -> pg_sys::Datum,
 ) -> pg_sys::Datum {
-    // A fast path is written not to panic; if one ever did, its unwinding must not reach
-    // PostgreSQL's C frames: the guarded path then runs the same steps again and reports the
-    // panic as an ERROR, as for any other pgrx function. Nothing of the fast path is alive past
-    // this match, so an ERROR of `into_datum` or `guarded` (a longjmp) crosses only plain frames.
+    // Nothing of the fast path is alive past this match, so an ERROR of `into_datum`, `guarded`
+    // or `raise_panic` (a longjmp) crosses only plain frames.
     match catch_unwind(fast) {
         Ok(Some(v)) => into_datum(v),
         // SAFETY: the caller's contract.
-        Ok(None) | Err(_) => unsafe { cold(guarded, fcinfo) },
+        Ok(None) => unsafe { cold(guarded, fcinfo) },
+        Err(panic) => raise_panic(panic),
     }
+}
+
+/// A fast path is written not to panic; if one ever did, its unwinding must not reach
+/// PostgreSQL's C frames. It goes on under pgrx's guard instead, which makes it the ERROR any
+/// other pgrx function's panic would be (with its message and place).
+#[cold]
+#[inline(never)]
+fn raise_panic(panic: Box<dyn Any + Send>) -> pg_sys::Datum {
+    // SAFETY: called from a version-1 function PostgreSQL called, as pgrx's own wrappers call it.
+    unsafe { pg_sys::panic::pgrx_extern_c_guard(move || resume_unwind(panic)) }
 }
 
 /// The call to the guarded function, out of line: the fast path's frame stays small (no room
