@@ -584,13 +584,17 @@ fn check_snowflake(shared: &Shared) {
     crate::origin::check("Snowflake ID");
 }
 
+/// True when `check_can_generate` and the origin check would pass without asking PostgreSQL
+/// anything (this backend passed them before): what the per-row fast paths check.
+#[inline(always)]
+pub(crate) fn can_generate_now(shared: &Shared) -> bool {
+    crate::errors::known_primary() && shared.mark_error.is_empty() && crate::origin::checked()
+}
+
 /// True when `check_snowflake` would pass without asking PostgreSQL anything.
 #[inline(always)]
 fn snowflake_ready(shared: &Shared) -> bool {
-    crate::errors::known_primary()
-        && shared.mark_error.is_empty()
-        && shared.layout_error.is_empty()
-        && crate::origin::checked()
+    can_generate_now(shared) && shared.layout_error.is_empty()
 }
 
 /// The common case of `snowflake_next()`, run bare (pg/fast_entry.rs): the checks already passed

@@ -11,7 +11,7 @@
 use pgrx::prelude::*;
 use pgrx::{PgSqlErrorCode, Uuid};
 
-use crate::errors::{batch_size, known_primary, out_of_range, IdError};
+use crate::errors::{batch_size, out_of_range, IdError};
 use crate::gucs;
 use crate::node::backend_generator::BackendGenerator;
 use crate::pg::fast_entry::fast_entry;
@@ -19,8 +19,8 @@ use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 use crate::shmem::{self, Shared};
 use crate::snowflake::{
-    check_can_generate, fixed_layout_generator, to_id_error, uuidv7_layout, warn_step, PgClock,
-    PgReserver,
+    can_generate_now, check_can_generate, fixed_layout_generator, to_id_error, uuidv7_layout,
+    warn_step, PgClock, PgReserver,
 };
 use pg_idgen_core::generator::{Generator, Issued};
 use pg_idgen_core::uuid7;
@@ -78,7 +78,7 @@ fn uuid_of(counter: u64) -> [u8; 16] {
 #[inline(always)]
 fn uuidv7_next_fast() -> Option<[u8; 16]> {
     let shared = shmem::attached()?;
-    if !(known_primary() && shared.mark_error.is_empty() && crate::origin::checked()) {
+    if !can_generate_now(shared) {
         return None;
     }
     let random = strong_random::try_next_u64()?;
