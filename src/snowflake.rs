@@ -625,19 +625,17 @@ fn snowflake_next_fast() -> Option<i64> {
 // `snowflake_next_wrapper`, as pgrx named it in every released script), `snowflake_next_fast`
 // first, `snowflake_next_full` under pgrx's guard for the rest.
 fast_entry!(
-    pg_finfo_snowflake_next_wrapper,
-    snowflake_next_wrapper,
-    snowflake_next_fast,
-    pg_sys::Datum::from,
-    snowflake_next_full_wrapper
-);
-extension_sql!(
+    "snowflake_next",
     r#"CREATE FUNCTION "snowflake_next"() RETURNS bigint
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
 "#,
-    name = "snowflake_next"
+    pg_finfo_snowflake_next_wrapper,
+    snowflake_next_wrapper,
+    snowflake_next_fast,
+    pg_sys::Datum::from,
+    snowflake_next_full_wrapper
 );
 
 /// `snowflake_next()` for every call its fast path leaves: the checks that raise, a generator to

@@ -56,18 +56,6 @@ fn take_with(g: &Generator, shared: &Shared, want: u64) -> Issued {
     }
 }
 
-/// One counter, for one UUID: the generator's fast path (one clock read, one compare-and-swap),
-/// or `take` for anything out of the ordinary.
-#[inline]
-fn next_counter() -> u64 {
-    let shared = shmem::shared();
-    check_uuidv7(shared);
-    with_generator(|g| match g.take_fast(&shared.uuidv7, &PgClock, 1) {
-        Some((first, _)) => first,
-        None => take_with(g, shared, 1).first,
-    })
-}
-
 fn uuid_of(counter: u64) -> [u8; 16] {
     uuid7::compose(counter, strong_random::next_u64())
 }
@@ -95,25 +83,23 @@ fn uuidv7_next_fast() -> Option<[u8; 16]> {
 // function `uuidv7_next()`, `uuidv7_next_fast` first, `uuidv7_next_full` under pgrx's guard for
 // the rest (the symbol is the one pgrx gave it in 0.2.5).
 fast_entry!(
+    "uuidv7_next",
+    r#"CREATE FUNCTION "uuidv7_next"() RETURNS uuid
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
+"#,
     pg_finfo_uuidv7_next_wrapper,
     uuidv7_next_wrapper,
     uuidv7_next_fast,
     crate::pg::fast_entry::bytes_datum,
     uuidv7_next_full_wrapper
 );
-extension_sql!(
-    r#"CREATE FUNCTION "uuidv7_next"() RETURNS uuid
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
-"#,
-    name = "uuidv7_next"
-);
 
 /// `uuidv7_next()` for every call its fast path leaves.
 #[pg_extern(volatile, parallel_safe, sql = false)]
 fn uuidv7_next_full() -> Uuid {
-    Uuid::from_bytes(uuid_of(next_counter()))
+    Uuid::from_bytes(uuid_of(take(1).first))
 }
 
 /// `n` UUIDv7s at once, ascending, taken from the node's stream as the rows are read.
@@ -134,7 +120,7 @@ fn uuidv7_next_batch(n: Option<i32>) -> SetOfIterator<'static, Uuid> {
 /// The next UUIDv7 of this node written as a ULID: 26 characters, in the same order.
 #[pg_extern(volatile, parallel_safe)]
 fn ulid_next() -> String {
-    uuid7::to_ulid(&uuid_of(next_counter()))
+    uuid7::to_ulid(&uuid_of(take(1).first))
 }
 
 /// Any UUID's 128 bits as a ULID's 26 characters; for a UUIDv7, the same time and order.

@@ -23,12 +23,15 @@ use pgrx::pg_sys;
 /// The record behind every `pg_finfo_<symbol>`: "version-1 calling convention".
 pub static V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
 
-/// Declares a version-1 C function `$symbol` (and its `pg_finfo_$symbol`) that runs `$fast` and,
-/// when it gives up, `$guarded`, the pgrx wrapper of the full function. `$fast` returns
+/// Declares the SQL function `$name` (`$sql`, its CREATE FUNCTION, which names `$symbol`) and its
+/// version-1 C function `$symbol` (with `$finfo`, its `pg_finfo_` record), which runs `$fast`
+/// and, when it gives up, `$guarded`, the pgrx wrapper of the full function. `$fast` returns
 /// `Option<T>`; `$into_datum` turns its answer into the function's result outside the fast path
 /// (it may allocate).
 macro_rules! fast_entry {
-    ($finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
+    ($name:literal, $sql:literal, $finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
+        pgrx::extension_sql!($sql, name = $name);
+
         #[no_mangle]
         #[doc(hidden)]
         pub extern "C" fn $finfo() -> &'static pgrx::pg_sys::Pg_finfo_record {
