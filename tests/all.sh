@@ -40,6 +40,7 @@ cargo_tests() {
     awk '{p += $1; f += $2} END {print p + 0, f + 0}')
   passed=$((passed + cp))
   failed=$((failed + cf))
+  while read -r t; do failures+=("$name: $t"); done < <(sed -n 's/^test \(.*\) \.\.\. FAILED$/\1/p' "$out")
   if [ "$status" -ne 0 ] && [ "$cf" -eq 0 ]; then record "$name (exit $status)" 1; fi
   rm -f "$out"
 }
@@ -102,6 +103,6 @@ done
 echo
 if [ -s "$logs/failed" ]; then cat "$logs/failed"; fi
 rm -rf "$logs"
-if ((${#failures[@]})); then echo "failed: ${failures[*]}"; fi
+if ((${#failures[@]})); then (IFS=';' && echo "failed: ${failures[*]}"); fi
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -12,6 +12,8 @@ VERSION_TESTS="clock_and_crash uuidv7 standby_promotion sync_standby restart mar
 passed=0
 failed=0
 lines=()
+failures=() # each failed version's "failed:" line and failed checks, repeated at the end: CI shows
+            # only the end of a long log
 for v in 15 16 17 18; do
   out=$(mktemp)
   start=$SECONDS
@@ -26,9 +28,13 @@ for v in 15 16 17 18; do
   passed=$((passed + p))
   failed=$((failed + f))
   lines+=("PostgreSQL $v ($((SECONDS - start)) s): $line")
+  if [ "${f:-1}" != 0 ]; then
+    failures+=("--- PostgreSQL $v" "$(sed -n '/^--- .*(exit [0-9]*)\|^failed: /,$p' "$out" | grep -v '^summary: ' | tail -60)")
+  fi
   rm -f "$out"
 done
 echo
+if ((${#failures[@]})); then printf '%s\n' "${failures[@]}"; fi
 printf '%s\n' "${lines[@]}"
 echo "summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
