@@ -34,6 +34,21 @@ kill_mid_statement() {
   wait_ready "$port"
   echo "$victim"
 }
+# until_refused T0 PORT SQL: runs SQL on PORT every 50 ms (for at most about 10 s) until it fails.
+# Prints two times in ms since T0 (date +%s%N): when the last statement that succeeded was
+# started, and when the first that failed returned. Whatever the last one made, it made after the
+# first time; the second includes the loop's own latency (a psql start, a connection), which a
+# loaded machine stretches.
+until_refused() {
+  local t0=$1 port=$2 sql=$3 i started last_ok=-1
+  for i in $(seq 1 200); do
+    started=$(date +%s%N)
+    q "$port" "$sql" >/dev/null 2>&1 || break
+    last_ok=$(((started - t0) / 1000000))
+    sleep 0.05
+  done
+  echo "$last_ok $((($(date +%s%N) - t0) / 1000000))"
+}
 finish() {
   [ "$FAILS" -eq 0 ] && echo "  all checks passed" && exit 0
   echo "  $FAILS check(s) failed"
