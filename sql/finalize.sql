@@ -29,6 +29,8 @@ COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
   'Rows of the idgen.layouts view.';
 COMMENT ON FUNCTION idgen_internal.node_status() IS
   'The row of the idgen.status view.';
+COMMENT ON FUNCTION idgen_internal.stream_status() IS
+  'The rows of the idgen.streams view.';
 
 -- Segment mode (seed 002, Tinyid/Leaf).
 COMMENT ON FUNCTION segment_next(text) IS
@@ -157,6 +159,18 @@ COMMENT ON COLUMN idgen.status.segment_cache_size IS 'Slots of the shared segmen
 COMMENT ON COLUMN idgen.status.segment_evictions IS 'Idle business types evicted from the segment cache to make room.';
 COMMENT ON COLUMN idgen.status.problem IS 'Why this node cannot make IDs, or runs too far ahead of its clock; NULL when all is well. Alert on it.';
 
+COMMENT ON COLUMN idgen.streams.stream IS 'snowflake (snowflake_next, snowflake_next_batch), msgid (msgid_next) or uuidv7 (uuidv7_next, uuidv7_next_batch, ulid_next).';
+COMMENT ON COLUMN idgen.streams.ids_per_second IS 'The stream''s capacity: IDs a tick holds, per second.';
+COMMENT ON COLUMN idgen.streams.last_tick_time IS 'The start of the tick of the stream''s last ID; NULL before the first since the server started.';
+COMMENT ON COLUMN idgen.streams.drift_ms IS 'How far the stream''s logical clock runs ahead of the wall clock, in ms; 0 when it does not (never negative). At most idgen.max_drift.';
+COMMENT ON COLUMN idgen.streams.reserved_until IS 'The end of what the durable mark covers for this stream: IDs up to it need no further write; after a crash the stream starts above it. NULL before the first reservation.';
+COMMENT ON COLUMN idgen.streams.ids_issued IS 'IDs of the stream made since the server started.';
+COMMENT ON COLUMN idgen.streams.overflow_waits IS 'Times a caller waited for the next tick because a tick was used up and idgen.max_drift allowed no borrowing.';
+COMMENT ON COLUMN idgen.streams.clock_behind_waits IS 'Times a caller waited for the wall clock to catch up after it stepped back (clock_policy = wait, or drift beyond idgen.max_drift).';
+COMMENT ON COLUMN idgen.streams.clock_errors IS 'Times a call raised an error because the clock stepped back (clock_policy = error).';
+COMMENT ON COLUMN idgen.streams.backward_steps IS 'Times the wall clock was seen to step back by this stream.';
+COMMENT ON COLUMN idgen.streams.largest_backward_step_ms IS 'The largest backward step of the wall clock this stream saw, in ms.';
+
 COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id comes from: setting, lease or citus.';
 COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; citus group, or no group (last_error says why), for the Citus group id; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
 COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held, and with idgen.worker_id_source = citus while no group id is known.';
@@ -260,9 +274,9 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal FROM PUBLIC;
 
 -- Everyone: how this node makes IDs. (Every caller of snowflake_next() and msgid_next() reads
 -- idgen.node_origins once per session.)
-GRANT SELECT ON idgen.layouts, idgen.status, idgen.worker_status, idgen.node_origins TO PUBLIC;
+GRANT SELECT ON idgen.layouts, idgen.status, idgen.streams, idgen.worker_status, idgen.node_origins TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_status(),
-    idgen_internal.worker_lease_state() TO PUBLIC;
+    idgen_internal.stream_status(), idgen_internal.worker_lease_state() TO PUBLIC;
 
 -- Table owners: moving their key columns onto snowflake_next() (SECURITY INVOKER: ALTER TABLE's own
 -- checks decide what a caller may change).

@@ -352,3 +352,40 @@ COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id co
 COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; citus group, or no group (last_error says why), for the Citus group id; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
 COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held, and with idgen.worker_id_source = citus while no group id is known.';
 COMMENT ON COLUMN idgen.worker_status.last_error IS 'The keeper''s last error (hidden from roles that may not read idgen.worker_lease_conninfo); with idgen.worker_id_source = citus, why the Citus group id is not known.';
+
+-- idgen.streams: every clock stream of the node (Snowflake IDs, message IDs, UUIDv7s), as
+-- idgen.status shows the Snowflake one.
+CREATE FUNCTION idgen_internal."stream_status"() RETURNS TABLE (
+	"stream" TEXT,
+	"ids_per_second" double precision,
+	"last_tick_time" timestamp with time zone,
+	"drift_ms" bigint,
+	"reserved_until" timestamp with time zone,
+	"ids_issued" bigint,
+	"overflow_waits" bigint,
+	"clock_behind_waits" bigint,
+	"clock_errors" bigint,
+	"backward_steps" bigint,
+	"largest_backward_step_ms" bigint
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'stream_status_wrapper';
+CREATE VIEW idgen.streams AS SELECT * FROM idgen_internal.stream_status();
+COMMENT ON VIEW idgen.streams IS 'This node''s clock streams, a row each: Snowflake IDs, message IDs, UUIDv7s (and ULIDs). Capacity, last tick, drift from the wall clock, how far the durable mark covers, counters.';
+COMMENT ON FUNCTION idgen_internal.stream_status() IS
+  'The rows of the idgen.streams view.';
+COMMENT ON COLUMN idgen.streams.stream IS 'snowflake (snowflake_next, snowflake_next_batch), msgid (msgid_next) or uuidv7 (uuidv7_next, uuidv7_next_batch, ulid_next).';
+COMMENT ON COLUMN idgen.streams.ids_per_second IS 'The stream''s capacity: IDs a tick holds, per second.';
+COMMENT ON COLUMN idgen.streams.last_tick_time IS 'The start of the tick of the stream''s last ID; NULL before the first since the server started.';
+COMMENT ON COLUMN idgen.streams.drift_ms IS 'How far the stream''s logical clock runs ahead of the wall clock, in ms; 0 when it does not (never negative). At most idgen.max_drift.';
+COMMENT ON COLUMN idgen.streams.reserved_until IS 'The end of what the durable mark covers for this stream: IDs up to it need no further write; after a crash the stream starts above it. NULL before the first reservation.';
+COMMENT ON COLUMN idgen.streams.ids_issued IS 'IDs of the stream made since the server started.';
+COMMENT ON COLUMN idgen.streams.overflow_waits IS 'Times a caller waited for the next tick because a tick was used up and idgen.max_drift allowed no borrowing.';
+COMMENT ON COLUMN idgen.streams.clock_behind_waits IS 'Times a caller waited for the wall clock to catch up after it stepped back (clock_policy = wait, or drift beyond idgen.max_drift).';
+COMMENT ON COLUMN idgen.streams.clock_errors IS 'Times a call raised an error because the clock stepped back (clock_policy = error).';
+COMMENT ON COLUMN idgen.streams.backward_steps IS 'Times the wall clock was seen to step back by this stream.';
+COMMENT ON COLUMN idgen.streams.largest_backward_step_ms IS 'The largest backward step of the wall clock this stream saw, in ms.';
+REVOKE EXECUTE ON FUNCTION idgen_internal.stream_status() FROM PUBLIC;
+GRANT SELECT ON idgen.streams TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.stream_status() TO PUBLIC, idgen_admin;

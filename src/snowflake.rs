@@ -88,6 +88,8 @@ pub fn init_node() {
 /// [`streams`].
 #[derive(Clone, Copy)]
 pub struct Stream<'a> {
+    /// As `idgen.streams` names it.
+    pub name: &'static str,
     pub state: &'a GeneratorState,
     pub layout: &'a Layout,
     pub seq_bits: u32,
@@ -112,16 +114,19 @@ pub fn streams(shared: &Shared) -> [Stream<'_>; 3] {
     let g = node();
     [
         Stream {
+            name: "snowflake",
             state: &shared.snowflake,
             layout: &g.layout,
             seq_bits: g.seq_bits(),
         },
         Stream {
+            name: "msgid",
             state: &shared.msgid,
             layout: msgid_layout(),
             seq_bits: pg_idgen_core::msgid::SEQUENCE_BITS,
         },
         Stream {
+            name: "uuidv7",
             state: &shared.uuidv7,
             layout: uuidv7_layout(),
             seq_bits: pg_idgen_core::uuid7::COUNTER_BITS,

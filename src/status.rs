@@ -66,7 +66,7 @@ mod idgen_internal {
     use crate::gucs;
     use crate::pg::time::{now_ms, ts_of_ms};
     use crate::shmem;
-    use crate::snowflake::{node, reserved_until_ms};
+    use crate::snowflake::{node, reserved_until_ms, streams, Stream};
     use pg_idgen_core::civil::format_utc_ms;
     use pg_idgen_core::layout::{unit_name, Field, Layout};
     use pg_idgen_core::presets;
@@ -190,12 +190,16 @@ mod idgen_internal {
             .mark_error()
             .or_else(|| shared.layout_error())
             .or_else(|| {
-                (counter != 0 && last_ms > now + settings.max_drift_ms as i64).then(|| {
-                    format!(
-                        "logical clock is {} ms ahead of the wall clock (last ID at {})",
-                        last_ms - now,
-                        format_utc_ms(last_ms)
-                    )
+                streams(shared).iter().find_map(|s| {
+                    let last_ms = last_ms_of(s)?;
+                    (last_ms > now + settings.max_drift_ms as i64).then(|| {
+                        format!(
+                            "the logical clock of {} is {} ms ahead of the wall clock (last tick at {})",
+                            s.name,
+                            last_ms - now,
+                            format_utc_ms(last_ms)
+                        )
+                    })
                 })
             });
         let (seg_used, seg_size, seg_evictions) = crate::segment::cache_usage();
@@ -231,17 +235,74 @@ mod idgen_internal {
             problem,
         ))
     }
+
+    /// The start (ms) of the last tick a stream gave IDs of; None before its first.
+    fn last_ms_of(s: &Stream) -> Option<i64> {
+        let (counter, _) = s.state.last();
+        (counter != 0).then(|| s.layout.ms_of_tick(counter >> s.seq_bits))
+    }
+
+    /// Each clock stream of the node, as `idgen.status` shows the Snowflake one.
+    #[pg_extern(volatile, parallel_safe)]
+    fn stream_status() -> TableIterator<
+        'static,
+        (
+            name!(stream, String),
+            name!(ids_per_second, f64),
+            name!(last_tick_time, Option<TimestampWithTimeZone>),
+            name!(drift_ms, i64),
+            name!(reserved_until, Option<TimestampWithTimeZone>),
+            name!(ids_issued, i64),
+            name!(overflow_waits, i64),
+            name!(clock_behind_waits, i64),
+            name!(clock_errors, i64),
+            name!(backward_steps, i64),
+            name!(largest_backward_step_ms, i64),
+        ),
+    > {
+        let shared = shmem::shared();
+        let now = now_ms();
+        let stat = |a: &std::sync::atomic::AtomicU64| a.load(Relaxed) as i64;
+        let rows: Vec<_> = streams(shared)
+            .iter()
+            .map(|s| {
+                let st = s.state;
+                let last_ms = last_ms_of(s);
+                let reserved = st.reserved_tick.load(Relaxed);
+                (
+                    s.name.to_string(),
+                    s.layout.per_tick() as f64 * 1000.0 / s.layout.unit_ms as f64,
+                    last_ms.map(ts_of_ms),
+                    last_ms.map_or(0, |ms| (ms - now).max(0)),
+                    (reserved > 0).then(|| ts_of_ms(s.layout.ms_of_tick(reserved + 1))),
+                    stat(&st.stats.issued),
+                    stat(&st.stats.overflow_waits),
+                    stat(&st.stats.behind_waits),
+                    stat(&st.stats.clock_errors),
+                    stat(&st.stats.backward_steps),
+                    stat(&st.stats.largest_backward_step_ms),
+                )
+            })
+            .collect();
+        TableIterator::new(rows)
+    }
 }
 
 extension_sql!(
     r#"
 CREATE VIEW idgen.layouts AS SELECT * FROM idgen_internal.layout_catalog();
 CREATE VIEW idgen.status AS SELECT * FROM idgen_internal.node_status();
+CREATE VIEW idgen.streams AS SELECT * FROM idgen_internal.stream_status();
 COMMENT ON VIEW idgen.layouts IS 'Named bit layouts for Snowflake IDs, this node''s first: unit, epoch, bits per field, capacity, years of range.';
 COMMENT ON VIEW idgen.status IS 'This node''s Snowflake generator: layout, worker id and its source, last ID, drift from the wall clock, durable mark, counters.';
+COMMENT ON VIEW idgen.streams IS 'This node''s clock streams, a row each: Snowflake IDs, message IDs, UUIDv7s (and ULIDs). Capacity, last tick, drift from the wall clock, how far the durable mark covers, counters.';
 "#,
     name = "status_views",
-    requires = [idgen_internal::layout_catalog, idgen_internal::node_status],
+    requires = [
+        idgen_internal::layout_catalog,
+        idgen_internal::node_status,
+        idgen_internal::stream_status
+    ],
 );
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -270,6 +331,34 @@ mod tests {
         )
         .unwrap();
         assert_eq!(durable, Some(true));
+    }
+
+    /// Each stream counts its own IDs (other tests may run at once: at least, not exactly), and its
+    /// mark covers its last tick.
+    #[pg_test]
+    fn streams_show_each_clock_stream() {
+        let issued = |stream: &str| {
+            Spi::get_one::<i64>(&format!(
+                "SELECT ids_issued FROM idgen.streams WHERE stream = '{stream}'"
+            ))
+            .unwrap()
+            .unwrap()
+        };
+        let before = [issued("snowflake"), issued("msgid"), issued("uuidv7")];
+        Spi::run("SELECT uuidv7_next(), ulid_next() FROM generate_series(1, 5)").unwrap();
+        Spi::run("SELECT msgid_next(1, 'x') FROM generate_series(1, 3)").unwrap();
+        let after = [issued("snowflake"), issued("msgid"), issued("uuidv7")];
+        assert!(after[1] >= before[1] + 3 && after[2] >= before[2] + 10);
+        let rows = Spi::get_one::<String>(
+            "SELECT string_agg(stream || ':' || ids_per_second, ',')
+               FROM idgen.streams
+              WHERE last_tick_time IS NULL OR reserved_until > last_tick_time",
+        )
+        .unwrap();
+        assert_eq!(
+            rows.as_deref(),
+            Some("snowflake:4096000,msgid:4096000,uuidv7:32768000")
+        );
     }
 
     #[pg_test(

@@ -76,6 +76,10 @@ check "5 s back: a WARNING names UUIDv7s" grep -q "UUIDv7s go on from the last o
 setclock "-1h"
 err=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -c "\set VERBOSITY verbose" -c "SELECT uuidv7_next()" 2>&1 || true)
 check "1 h back: uuidv7_next() refuses with 55000, naming UUIDv7s" grep -q "55000: the system clock is [0-9]* ms behind the last UUIDv7" <<<"$err"
+check "1 h back: idgen.streams shows the UUIDv7 stream an hour ahead of the clock, and the steps back" eq \
+  "$(q $PORT "SELECT drift_ms > 3500000, backward_steps > 0, ids_issued >= 440000 FROM idgen.streams WHERE stream = 'uuidv7'")" "t|t|t"
+check "  and idgen.status names it as the problem" grep -q "the logical clock of uuidv7 is [0-9]* ms ahead of the wall clock" \
+  <<<"$(q $PORT "SELECT problem FROM idgen.status")"
 setclock "+0"
 take after1h
 check "clock restored: UUIDs go on above all earlier ones" eq "$(above_all_before after1h)" t

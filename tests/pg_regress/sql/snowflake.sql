@@ -64,4 +64,10 @@ SELECT id_timestamp(snowflake_next()) <= clock_timestamp() + interval '1 minute'
 -- negative (it used to fall below 0 as the last ID aged).
 SELECT pg_sleep(0.05);
 SELECT drift_ms = 0 AS idle_drift_is_zero FROM idgen.status;
+-- idgen.streams: a row for each clock stream, with its capacity; the same drift as idgen.status's
+-- for the Snowflake one, and every stream that made IDs covered by the durable mark.
+SELECT s.stream, s.ids_per_second, s.drift_ms,
+       s.last_tick_time IS NULL OR s.reserved_until > s.last_tick_time AS covered
+  FROM idgen.streams s;
+SELECT (SELECT drift_ms FROM idgen.streams WHERE stream = 'snowflake') = drift_ms AS same_drift FROM idgen.status;
 DROP EXTENSION pg_idgen;
