@@ -1,5 +1,5 @@
 //! Entry points PostgreSQL calls without pgrx's wrapper, for the per-row functions whose common
-//! case touches nothing of PostgreSQL's (`snowflake_next()`, `uuidv7_next()`).
+//! case touches nothing of PostgreSQL's (`snowflake_next()`, `uuidv7_next()`, `ulid_next()`).
 //!
 //! pgrx runs every `#[pg_extern]` function inside a guard: it turns a Rust panic or a PostgreSQL
 //! ERROR into the right kind of exit, saves and restores the memory context and checks that it
@@ -9,7 +9,7 @@
 //! (an error to raise, a generator to build, a wait, a reservation, anything it does not know)
 //! it gives up before changing anything, and the call goes to the pgrx wrapper of the full
 //! function, which decides everything again under the guard. Its answer, and only its answer, is
-//! turned into a Datum outside it (a `uuid` is allocated with `palloc`).
+//! turned into a Datum outside it (a `uuid` or a `text` is allocated with `palloc`).
 //!
 //! The SQL function keeps the symbol pgrx gave it (`<name>_wrapper`), which every released
 //! script names; the full function is a `#[pg_extern(sql = false)]` of its own.
@@ -109,6 +109,21 @@ pub fn bytes_datum<const N: usize>(bytes: [u8; N]) -> pg_sys::Datum {
     unsafe {
         let p = palloc_unguarded(N).cast::<u8>();
         p.copy_from_nonoverlapping(bytes.as_ptr(), N);
+        pg_sys::Datum::from(p)
+    }
+}
+
+/// A `text` Datum of `ascii` (a few dozen bytes, valid in every server encoding), in the
+/// current memory context.
+pub fn text_datum<const N: usize>(ascii: [u8; N]) -> pg_sys::Datum {
+    let size = pg_sys::VARHDRSZ + N;
+    // SAFETY: palloc returns `size` writable bytes (or does not return): a 4-byte varlena header
+    // (written by pgrx's set_varsize_4b, plain arithmetic) and N bytes copied after it.
+    unsafe {
+        let p = palloc_unguarded(size).cast::<u8>();
+        pgrx::set_varsize_4b(p.cast(), size as i32);
+        p.add(pg_sys::VARHDRSZ)
+            .copy_from_nonoverlapping(ascii.as_ptr(), N);
         pg_sys::Datum::from(p)
     }
 }

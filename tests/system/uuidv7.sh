@@ -57,6 +57,11 @@ check "the time inside each UUID lies within its call (ms)" eq "$(q $PORT "
 check "ULIDs come from the same stream: above every UUID before, below every one after" eq "$(q $PORT "
   WITH a AS (SELECT uuidv7_next() AS u), b AS (SELECT ulid_to_uuid(ulid_next()) AS u), c AS (SELECT uuidv7_next() AS u)
   SELECT (SELECT id FROM conc ORDER BY id DESC LIMIT 1) < a.u AND a.u < b.u AND b.u < c.u FROM a, b, c")" t
+# Per row, ulid_next() takes uuidv7_next()'s fast path and writes its text itself (pg/fast_entry.rs).
+check "100,000 ULIDs of one statement: 26 characters each, strictly increasing, each a UUIDv7" eq "$(q $PORT "
+  SELECT count(*), count(*) FILTER (WHERE length(u) <> 26 OR u COLLATE \"C\" <= prev COLLATE \"C\"
+                                      OR substr(ulid_to_uuid(u)::text, 15, 1) <> '7' OR uuid_to_ulid(ulid_to_uuid(u)) <> u)
+    FROM (SELECT u, lag(u) OVER (ORDER BY g) AS prev FROM (SELECT g, ulid_next() AS u FROM generate_series(1, 100000) g) s) t")" "100000|0"
 
 take() { q $PORT "INSERT INTO seen SELECT '$1', uuidv7_next() FROM generate_series(1, ${2:-20000})"; }
 # PostgreSQL before 18 has no min(uuid) and max(uuid): the first and last by ORDER BY.

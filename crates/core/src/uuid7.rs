@@ -98,11 +98,14 @@ pub fn ms_of(bytes: &[u8; 16]) -> Result<u64, NotV7> {
 
 /// The 26 Crockford base32 characters of 128 bits, high first (the first carries 3 bits).
 pub fn to_ulid(bytes: &[u8; 16]) -> String {
+    ulid_chars(bytes).iter().map(|&c| c as char).collect()
+}
+
+/// The 26 ASCII characters of [`to_ulid`], without allocating.
+pub fn ulid_chars(bytes: &[u8; 16]) -> [u8; ULID_LEN] {
     let alphabet = Base::Crockford32.alphabet();
     let v = u128::from_be_bytes(*bytes);
-    (0..ULID_LEN)
-        .map(|i| alphabet[((v >> (5 * (ULID_LEN - 1 - i))) & 31) as usize] as char)
-        .collect()
+    std::array::from_fn(|i| alphabet[((v >> (5 * (ULID_LEN - 1 - i))) & 31) as usize])
 }
 
 /// Why a text is not a ULID.
