@@ -107,6 +107,18 @@ impl Stream<'_> {
     pub fn end_ms(&self, counter: u64) -> Option<i64> {
         (counter != 0).then(|| self.layout.ms_of_tick((counter >> self.seq_bits) + 1))
     }
+
+    /// The start (ms) of the tick of the stream's last ID; None before its first.
+    pub fn last_tick_ms(&self) -> Option<i64> {
+        let (counter, _) = self.state.last();
+        (counter != 0).then(|| self.layout.ms_of_tick(counter >> self.seq_bits))
+    }
+
+    /// The wall-clock instant (ms) the stream's reservation covers; None before the first.
+    pub fn reserved_until_ms(&self) -> Option<i64> {
+        let reserved = self.state.reserved_tick.load(Acquire);
+        (reserved > 0).then(|| self.layout.ms_of_tick(reserved + 1))
+    }
 }
 
 /// The node's clock streams: Snowflake IDs first, then message IDs, then UUIDv7s.
@@ -730,11 +742,6 @@ fn renew_one(
     PgReserver(layout)
         .extend(st, tick + half, stop)
         .map(|()| true)
-}
-
-/// The wall-clock instant the current reservation covers, for `idgen.status`.
-pub fn reserved_until_ms(st: &GeneratorState) -> i64 {
-    node().layout.ms_of_tick(st.reserved_tick.load(Acquire) + 1)
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -66,7 +66,7 @@ mod idgen_internal {
     use crate::gucs;
     use crate::pg::time::{now_ms, ts_of_ms};
     use crate::shmem;
-    use crate::snowflake::{node, reserved_until_ms, streams, Stream};
+    use crate::snowflake::{node, streams};
     use pg_idgen_core::civil::format_utc_ms;
     use pg_idgen_core::layout::{unit_name, Field, Layout};
     use pg_idgen_core::presets;
@@ -167,22 +167,15 @@ mod idgen_internal {
     > {
         let g = node();
         let shared = shmem::shared();
-        let st = &shared.snowflake;
+        let [snowflake, ..] = streams(shared);
+        let st = snowflake.state;
         let (counter, flag) = st.last();
-        let issued = st.stats.issued.load(Relaxed) as i64;
         let now = now_ms();
-        let last_tick = counter >> g.seq_bits();
-        let last_ms = g.layout.ms_of_tick(last_tick);
+        let last_ms = snowflake.last_tick_ms();
         let (worker_id, worker_source) = crate::lease::node_worker(shared);
-        let (last_id, last_time) = if counter == 0 {
-            (None, None)
-        } else {
-            (
-                worker_id.map(|w| g.id_of_worker(counter, flag, w as u64)),
-                Some(ts_of_ms(last_ms)),
-            )
-        };
-        let reserved = st.reserved_tick.load(Relaxed);
+        let last_id = worker_id
+            .filter(|_| counter != 0)
+            .map(|w| g.id_of_worker(counter, flag, w as u64));
         let settings = gucs::clock_settings();
         let policy: pg_idgen_core::generator::ClockPolicy = settings.policy.into();
         let problem = shared
@@ -190,7 +183,7 @@ mod idgen_internal {
             .or_else(|| shared.layout_error())
             .or_else(|| {
                 streams(shared).iter().find_map(|s| {
-                    let last_ms = last_ms_of(s)?;
+                    let last_ms = s.last_tick_ms()?;
                     (last_ms > now + settings.max_drift_ms as i64).then(|| {
                         format!(
                             "the logical clock of {} is {} ms ahead of the wall clock (last tick at {})",
@@ -211,17 +204,11 @@ mod idgen_internal {
             policy.name().to_string(),
             settings.max_drift_ms,
             last_id,
-            last_time,
+            last_ms.map(ts_of_ms),
             ts_of_ms(now),
-            // How far the logical clock runs ahead of the wall clock: never negative (an idle
-            // node's last ID simply lies in the past).
-            if counter == 0 {
-                0
-            } else {
-                (last_ms - now).max(0)
-            },
-            (reserved > 0).then(|| ts_of_ms(reserved_until_ms(st))),
-            issued,
+            drift_ms(last_ms, now),
+            snowflake.reserved_until_ms().map(ts_of_ms),
+            stat(&st.stats.issued),
             stat(&st.stats.overflow_waits),
             stat(&st.stats.behind_waits),
             stat(&st.stats.clock_errors),
@@ -240,10 +227,10 @@ mod idgen_internal {
         a.load(Relaxed) as i64
     }
 
-    /// The start (ms) of the last tick a stream gave IDs of; None before its first.
-    fn last_ms_of(s: &Stream) -> Option<i64> {
-        let (counter, _) = s.state.last();
-        (counter != 0).then(|| s.layout.ms_of_tick(counter >> s.seq_bits))
+    /// How far a stream's logical clock runs ahead of the wall clock: never negative (an idle
+    /// stream's last tick simply lies in the past), 0 before its first ID.
+    fn drift_ms(last_tick_ms: Option<i64>, now: i64) -> i64 {
+        last_tick_ms.map_or(0, |ms| (ms - now).max(0))
     }
 
     /// Each clock stream of the node, as `idgen.status` shows the Snowflake one.
@@ -270,14 +257,13 @@ mod idgen_internal {
             .iter()
             .map(|s| {
                 let st = s.state;
-                let last_ms = last_ms_of(s);
-                let reserved = st.reserved_tick.load(Relaxed);
+                let last_ms = s.last_tick_ms();
                 (
                     s.name.to_string(),
                     s.layout.per_tick() as f64 * 1000.0 / s.layout.unit_ms as f64,
                     last_ms.map(ts_of_ms),
-                    last_ms.map_or(0, |ms| (ms - now).max(0)),
-                    (reserved > 0).then(|| ts_of_ms(s.layout.ms_of_tick(reserved + 1))),
+                    drift_ms(last_ms, now),
+                    s.reserved_until_ms().map(ts_of_ms),
                     stat(&st.stats.issued),
                     stat(&st.stats.overflow_waits),
                     stat(&st.stats.behind_waits),
