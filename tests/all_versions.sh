@@ -11,7 +11,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VERSION_TESTS="clock_and_crash uuidv7 standby_promotion sync_standby restart mark_unwritable pitr unload package"
 passed=0
 failed=0
+skipped=0
 lines=()
+skips=()    # each version's "skipped:" line, repeated at the end
 failures=() # each failed version's "failed:" line and failed checks, repeated at the end: CI shows
             # only the end of a long log
 for v in 15 16 17 18; do
@@ -23,10 +25,12 @@ for v in 15 16 17 18; do
     PG=$v SYSTEM_TESTS="$VERSION_TESTS" bash tests/all.sh 2>&1 | tee "$out"
   fi
   line=$(grep '^summary: ' "$out" | tail -1)
-  read -r p f < <(sed -n 's/^summary: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' <<<"$line")
-  if [ -z "${p:-}" ]; then p=0 f=1; line="no summary line (the run stopped early)"; fi
+  read -r p f s < <(sed -n 's/^summary: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' <<<"$line")
+  if [ -z "${p:-}" ]; then p=0 f=1 s=0; line="no summary line (the run stopped early)"; fi
   passed=$((passed + p))
   failed=$((failed + f))
+  skipped=$((skipped + s))
+  if [ "$s" != 0 ]; then skips+=("PostgreSQL $v: $(sed -n 's/^skipped: //p' "$out" | tail -1)"); fi
   lines+=("PostgreSQL $v ($((SECONDS - start)) s): $line")
   if [ "${f:-1}" != 0 ]; then
     failures+=("--- PostgreSQL $v" "$(sed -n '/^--- .*(exit [0-9]*)\|^failed: /,$p' "$out" | grep -v '^summary: ' | tail -60)")
@@ -35,6 +39,7 @@ for v in 15 16 17 18; do
 done
 echo
 if ((${#failures[@]})); then printf '%s\n' "${failures[@]}"; fi
+if ((${#skips[@]})); then printf 'skipped on %s\n' "${skips[@]}"; fi
 printf '%s\n' "${lines[@]}"
-echo "summary: $passed passed, $failed failed"
+echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

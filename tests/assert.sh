@@ -49,6 +49,10 @@ until_refused() {
   done
   echo "$last_ok $((($(date +%s%N) - t0) / 1000000))"
 }
+# skip_test "why": this test cannot run here. It says why and exits 77, which the test command
+# counts as skipped, never as passed. (A part left out of a test that runs says "  skipped: why"
+# on a line of its own; the test command counts each such line as skipped too.)
+skip_test() { echo "  skipped: $*"; exit 77; }
 finish() {
   [ "$FAILS" -eq 0 ] && echo "  all checks passed" && exit 0
   echo "  $FAILS check(s) failed"

@@ -1,13 +1,13 @@
-# Citus for the tests and the benchmark, built from ../shared/vendor (upstream Citus 13.2.2, with
+# Citus for the tests and the benchmark, built from $IDGEN_VENDOR_DIR (upstream Citus 13.2.2, with
 # the one-hunk patch for PostgreSQL 15.20's headers) for the PostgreSQL of $PG_CONFIG and installed
 # next to pg_idgen. Built once: the build tree is kept under /var/tmp/pg_idgen_citus/<version>, and
 # an installed Citus of that version is not built again. Sourced after lib.sh.
 #
-# citus_ensure: 0 when Citus is installed; otherwise prints why not (no ../shared, a PostgreSQL
-# Citus 13.2 does not support, a failed build) and returns 1.
+# citus_ensure: 0 when Citus is installed; otherwise prints why not (no Citus source in
+# IDGEN_VENDOR_DIR, a PostgreSQL Citus 13.2 does not support, a failed build) and returns 1.
 CITUS_VERSION=13.2.2
-CITUS_TARBALL="$REPO/../shared/vendor/citus-$CITUS_VERSION.tar.gz"
-CITUS_PATCH="$REPO/../shared/vendor/citus-$CITUS_VERSION-pg15.20.patch"
+CITUS_TARBALL="$IDGEN_VENDOR_DIR/citus-$CITUS_VERSION.tar.gz"
+CITUS_PATCH="$IDGEN_VENDOR_DIR/citus-$CITUS_VERSION-pg15.20.patch"
 
 citus_ensure() {
   local libdir sharedir build major
@@ -22,7 +22,7 @@ citus_ensure() {
     return 1
   fi
   if [ ! -f "$CITUS_TARBALL" ]; then
-    echo "  skipped: $CITUS_TARBALL not found (Citus comes from ../shared/vendor, which users' checkouts do not have)"
+    echo "  skipped: no citus-$CITUS_VERSION.tar.gz in IDGEN_VENDOR_DIR ($IDGEN_VENDOR_DIR; README, \"Tests\")"
     return 1
   fi
   apt_install_missing libzstd-dev liblz4-dev libkrb5-dev

@@ -4,6 +4,15 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The builds a run may start (PostgreSQL 17, Citus, the benchmark's peers) each run make of their
+# own. Started from `make test`, they would inherit MAKELEVEL and MAKEFLAGS and take themselves for
+# sub-makes: PostgreSQL's Makefile.global then skips generating its headers (utils/errcodes.h) and
+# the build stops. Nothing of the outer make passes down.
+unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
+# Third-party sources that some tests and the benchmark build: Citus (tests/system/citus.sh, the
+# benchmark's Citus rows), pgEdge snowflake and pg_uuidv7 (the benchmark's peer rows). Optional:
+# where they are missing those parts are skipped and counted as skipped (README, "Tests").
+IDGEN_VENDOR_DIR=${IDGEN_VENDOR_DIR:-$REPO/../shared/vendor}
 WORK=${PG_IDGEN_WORK:-/var/tmp/pg_idgen}
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 SUDO=""
@@ -117,6 +126,22 @@ kill_server() {
     sleep 0.1
   done
   as_pg rm -f "$dir/postmaster.pid"
+}
+
+# standby_init NAME PRIMARY_PORT PORT [APPLICATION_NAME]: a physical standby of the cluster on
+# PRIMARY_PORT (pg_basebackup -R -X stream), not started. Its primary_conninfo is a plain one,
+# written after the line pg_basebackup -R wrote: that one carries every option of the libpq
+# pg_basebackup ran with, and the walreceivers of the PostgreSQL 16 and 17 builds used here refuse
+# one of them (sslcertmode), so the standby would never stream.
+standby_init() {
+  local name=$1 primary=$2 port=$3 app=${4:-} dir
+  dir=$(cluster_dir "$name")
+  cluster_stop "$name" immediate 2>/dev/null || true
+  as_pg rm -rf "$dir"
+  as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$primary" -U postgres -D "$dir" -R -X stream
+  cluster_conf "$name" "port = $port"
+  echo "primary_conninfo = 'host=127.0.0.1 port=$primary user=postgres${app:+ application_name=$app}'" |
+    as_pg tee -a "$dir/postgresql.auto.conf" >/dev/null
 }
 
 cluster_port() { sed -n "s/^port = //p" "$(cluster_dir "$1")/postgresql.conf" | tail -1; }

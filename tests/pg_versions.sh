@@ -90,14 +90,22 @@ pg17_build() {
     tarball=$(ls "$src"/postgresql-17_*.orig.tar.bz2 | head -1)
   fi
   echo "==> building PostgreSQL 17 into $prefix (a few minutes, once)" >&2
-  (cd "$src" && $SUDO tar -xjf "$tarball" && cd postgresql-17.* &&
-     $SUDO ./configure --prefix="$prefix" --without-icu --with-readline --with-zlib >"$src/configure.log" 2>&1 &&
-     $SUDO make -j"$(nproc)" >"$src/make.log" 2>&1 &&
-     $SUDO make install DESTDIR="$src/stage" >"$src/install.log" 2>&1) || {
-    echo "building PostgreSQL 17 failed; the end of its logs:" >&2
-    tail -20 "$src"/*.log >&2
-    return 1
-  }
+  $SUDO tar -xjf "$tarball" -C "$src"
+  local step tree
+  tree=$(ls -d "$src"/postgresql-17.*/ | head -1)
+  for step in configure make install; do
+    (cd "$tree" && case $step in
+      configure) $SUDO ./configure --prefix="$prefix" --without-icu --with-readline --with-zlib ;;
+      make) $SUDO make -j"$(nproc)" ;;
+      install) $SUDO make install DESTDIR="$src/stage" ;;
+    esac) >"$src/$step.log" 2>&1 || {
+      # CI keeps only the end of a long log: tests/all_versions.sh repeats at the end everything
+      # from a line "--- ... (exit N)" on, so this block is what the run closes with.
+      echo "--- building PostgreSQL 17 failed at '$step' (exit 1); the end of $src/$step.log:"
+      tail -n 25 "$src/$step.log"
+      return 1
+    } >&2
+  done
   # Installed into a staging directory and moved into place whole: an interrupted build never
   # leaves a half prefix that the next run would take for a finished one.
   $SUDO rm -rf "$prefix" && $SUDO mv "$src/stage$prefix" "$prefix" && $SUDO chmod -R a+rX "$prefix"

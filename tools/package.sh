@@ -43,7 +43,8 @@ cargo pgrx package --pg-config "$PG_CONFIG" --no-default-features --features "pg
 libdir=$root/usr/lib/postgresql/$major/lib
 extdir=$root/usr/share/postgresql/$major/extension
 mkdir -p "$libdir" "$extdir"
-find "$tree" -name 'pg_idgen.so' -exec install -m 755 {} "$libdir/" \;
+# 0644, like the extension libraries of Debian's own postgresql-N packages: dlopen needs no x bit.
+find "$tree" -name 'pg_idgen.so' -exec install -m 644 {} "$libdir/" \;
 find "$tree" -path '*/extension/pg_idgen*' -type f -exec install -m 644 {} "$extdir/" \;
 [ -f "$libdir/pg_idgen.so" ] || { echo "$0: no pg_idgen.so in the build" >&2; exit 1; }
 [ -f "$extdir/pg_idgen--$version.sql" ] || { echo "$0: no pg_idgen--$version.sql in the build" >&2; exit 1; }
@@ -52,19 +53,49 @@ cp sql/pg_idgen--*--*.sql "$extdir/"
 chmod 644 "$extdir"/*
 strip --strip-unneeded "$libdir/pg_idgen.so"
 
-# The newest glibc symbol version the library needs is the libc6 it depends on.
-glibc=$(objdump -T "$libdir/pg_idgen.so" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -V | tail -1)
-mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$name"
-install -m 644 README.md "$root/usr/share/doc/$name/README.md"
-printf 'pg_idgen %s, built for PostgreSQL %s (%s).\nLicense: Apache-2.0\n' \
-  "$version" "$major" "$("$PG_CONFIG" --version)" >"$root/usr/share/doc/$name/copyright"
+# What the library links (libc6, libgcc-s1, libpq5), with the versions its symbols need:
+# dpkg-shlibdeps reads a control file, so it runs in a scratch tree that has one.
+mkdir -p "$tree/debian"
+printf 'Source: pg-idgen\n\nPackage: %s\nArchitecture: any\n' "$name" >"$tree/debian/control"
+shlibs=$(cd "$tree" && dpkg-shlibdeps -O -e "$libdir/pg_idgen.so" 2>"$tree/shlibdeps.err") || {
+  echo "$0: dpkg-shlibdeps failed:" >&2
+  cat "$tree/shlibdeps.err" >&2
+  exit 1
+}
+shlibs=${shlibs#shlibs:Depends=}
+maintainer="${DEBFULLNAME:-pg_idgen developers} <${DEBEMAIL:-pg-idgen@users.noreply.example.org}>"
+# The changelog's date: the commit's (reproducible), or now outside a git checkout.
+when=$(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")
+doc=$root/usr/share/doc/$name
+mkdir -p "$root/DEBIAN" "$doc"
+install -m 644 README.md "$doc/README.md"
+cat >"$doc/copyright" <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: pg_idgen
+Comment: pg_idgen $version, built for PostgreSQL $major ($("$PG_CONFIG" --version)).
+
+Files: *
+Copyright: the pg_idgen developers
+License: Apache-2.0
+ On Debian systems, the full text of the Apache License, Version 2.0 is in
+ /usr/share/common-licenses/Apache-2.0.
+EOF
+cat >"$doc/changelog" <<EOF
+$name ($version) unstable; urgency=medium
+
+  * pg_idgen $version for PostgreSQL $major.
+
+ -- $maintainer  $when
+EOF
+gzip -9n "$doc/changelog"
+chmod 644 "$doc"/*
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 cat >"$root/DEBIAN/control" <<EOF
 Package: $name
 Version: $version
 Architecture: $arch
-Maintainer: pg_idgen developers <pg_idgen@localhost>
-Depends: postgresql-$major, libc6 (>= $glibc)
+Maintainer: $maintainer
+Depends: postgresql-$major, $shlibs
 Section: database
 Priority: optional
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
@@ -72,7 +103,8 @@ Description: distributed unique IDs for PostgreSQL $major
  pg_idgen makes PostgreSQL the distributed ID service of its users: 64-bit,
  time-ordered Snowflake IDs with configurable layouts from one shared-memory
  generator per node, Leaf/Tinyid segment IDs per business type, 80-bit message
- IDs, decoding and order-preserving text forms, and worker-id leases.
+ IDs, UUIDv7 and ULIDs, decoding and order-preserving text forms, and
+ worker-id leases.
  .
  Preload it (shared_preload_libraries = 'pg_idgen'), restart, then
  CREATE EXTENSION pg_idgen.

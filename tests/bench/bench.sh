@@ -5,7 +5,7 @@
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
 #   text leases citus)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
-# pg_uuidv7, built from ../shared/vendor by peers.sh, and the built-ins.
+# pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 PORT=26399
 ROWS=${ROWS:-1000000}

@@ -300,7 +300,7 @@ def main():
     missing = {"snowflake": "pgEdge snowflake", "pg_uuidv7": "pg_uuidv7"}
     for p, label in missing.items():
         if p not in PEERS:
-            print(f"# {label} rows skipped: not built (../shared/vendor missing or its build failed)")
+            print(f"# {label} rows skipped: not built (its source not in IDGEN_VENDOR_DIR, or its build failed)")
     for section in SECTIONS:
         globals()[section](gens)
         sys.stdout.flush()

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The peers the benchmark measures pg_idgen against, built from ../shared/vendor (unmodified
+# The peers the benchmark measures pg_idgen against, built from $IDGEN_VENDOR_DIR (unmodified
 # upstream sources, PGXS) for the PostgreSQL of $PG_CONFIG and installed next to pg_idgen:
 #   pgEdge snowflake 2.6 (snowflake.nextval(), needs snowflake.node set)
 #   pg_uuidv7 1.6        (uuid_generate_v7())
 # Built once per PostgreSQL: the build directory is kept under /var/tmp/pg_idgen_peers, and an
 # installed peer whose library is in place is not built again. Sourced by bench.sh after lib.sh;
 # sets PEERS to the names installed ("snowflake pg_uuidv7", or fewer) and prints why one is missing.
-VENDOR="$REPO/../shared/vendor"
+VENDOR=$IDGEN_VENDOR_DIR
 PEERS=""
 peer_build() { # peer_build NAME TARBALL DIR
   local name=$1 tarball=$2 dir=$3 libdir build
@@ -16,7 +16,7 @@ peer_build() { # peer_build NAME TARBALL DIR
     return 0
   fi
   if [ ! -f "$VENDOR/$tarball" ]; then
-    log "peer $name skipped: $VENDOR/$tarball not found (the peers come from ../shared/vendor)"
+    log "peer $name skipped: $VENDOR/$tarball not found (README, "Benchmark": IDGEN_VENDOR_DIR)"
     return 0
   fi
   build="/var/tmp/pg_idgen_peers/$("$PG_CONFIG" --version | awk '{print $2}')"

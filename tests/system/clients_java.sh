@@ -12,8 +12,7 @@ PORT=26452
 PKGS=(libpostgresql-jdbc-java libhibernate3-java libjavassist-java)
 command -v javac >/dev/null || PKGS+=(default-jdk-headless)
 if ! apt_install_missing "${PKGS[@]}" >"$WORK/apt_java.log" 2>&1; then
-  echo "  skipped: apt-get could not install ${PKGS[*]} ($(tail -1 "$WORK/apt_java.log"))"
-  exit 0
+  skip_test "apt-get could not install ${PKGS[*]} ($(tail -1 "$WORK/apt_java.log"))"
 fi
 CP=$(printf '/usr/share/java/%s.jar:' postgresql hibernate3 geronimo-jpa_2.0_spec geronimo-jta-1.2-spec \
   hibernate-commons-annotations dom4j commons-collections3 antlr javassist slf4j-api slf4j-nop)

@@ -13,14 +13,13 @@ PORT=26449
 JS_PORT=26450
 NODE_DIR=/var/tmp/pg_idgen_clients/node
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "  skipped: Node.js and npm are not installed"
-  exit 0
+  apt_install_missing nodejs npm >"$WORK/apt_node.log" 2>&1 ||
+    skip_test "apt-get could not install nodejs and npm ($(tail -1 "$WORK/apt_node.log"))"
 fi
 if [ ! -f "$NODE_DIR/node_modules/pg/package.json" ]; then
   mkdir -p "$NODE_DIR"
   if ! npm install --prefix "$NODE_DIR" --no-audit --no-fund --loglevel=error pg@8 >"$WORK/npm.log" 2>&1; then
-    echo "  skipped: npm could not install pg from the registry ($(tail -1 "$WORK/npm.log"))"
-    exit 0
+    skip_test "npm could not install pg from the registry ($(tail -1 "$WORK/npm.log"))"
   fi
 fi
 echo "  node $(node --version), pg $(sed -n 's/^ *"version": "\(.*\)",/\1/p' "$NODE_DIR/node_modules/pg/package.json")"

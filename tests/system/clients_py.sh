@@ -19,9 +19,8 @@ PKGS=("psycopg[binary]>=3.2,<4" "sqlalchemy>=2,<3" "alembic>=1.13,<2" "django>=5
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django" 2>/dev/null; then
   rm -rf "$VENV"
   if ! { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "${PKGS[@]}"; } >"$WORK/pip.log" 2>&1; then
-    echo "  skipped: pip could not install psycopg, SQLAlchemy, Alembic and Django from PyPI ($(tail -1 "$WORK/pip.log"))"
     rm -rf "$VENV"
-    exit 0
+    skip_test "pip could not install psycopg, SQLAlchemy, Alembic and Django from PyPI ($(tail -1 "$WORK/pip.log"))"
   fi
 fi
 echo "  $("$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django, sys; print(f'python {sys.version.split()[0]}, psycopg {psycopg.__version__}, SQLAlchemy {sqlalchemy.__version__}, Alembic {alembic.__version__}, Django {django.get_version()}')")"

@@ -97,10 +97,7 @@ q $P "SELECT idgen.segment_create('order', step => 100)" >/dev/null
 for i in $(seq 1 300); do q $P "SELECT snowflake_next()" >/dev/null 2>&1 && break; sleep 0.01; done
 seg_p=$(q $P "SELECT max(segment_next('order')) FROM generate_series(1, 150)")
 wp=$(q $P "SELECT worker_id FROM idgen.worker_status")
-sdir=$(cluster_dir ops_s)
-as_pg rm -rf "$sdir"
-as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p $P -U postgres -D "$sdir" -R -X stream
-as_pg sed -i "s/^port = .*/port = $S/" "$sdir/postgresql.conf"
+standby_init ops_s $P $S
 cluster_start ops_s
 q $P "INSERT INTO t (v) SELECT g FROM generate_series(1, 20000) g"
 for i in $(seq 1 300); do [ "$(q $S "SELECT count(*) FROM t")" = 20000 ] && break; sleep 0.05; done
@@ -115,7 +112,7 @@ check "standby: took no lease (only the primary's is held)" eq \
   "$(q $A "SELECT count(*) FROM idgen.worker_leases WHERE state = 'held' AND code LIKE 'pg_idgen:%'")|$(q $S "SELECT coalesce(worker_id::text, 'none') FROM idgen.worker_status")" "1|none"
 last_p=$(q $P "SELECT max(id) FROM t")
 cluster_stop ops_p immediate
-as_pg "$PGBIN/pg_ctl" -D "$sdir" -w promote >/dev/null
+as_pg "$PGBIN/pg_ctl" -D "$(cluster_dir ops_s)" -w promote >/dev/null
 for i in $(seq 1 500); do q $S "SELECT snowflake_next()" >/dev/null 2>&1 && break; sleep 0.01; done
 ws=$(q $S "SELECT worker_id FROM idgen.worker_status")
 check "promoted: leased its own worker id ($ws), not the old primary's ($wp), which is still held" test -n "$ws" -a "$ws" != "$wp"

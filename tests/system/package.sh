@@ -22,7 +22,21 @@ for up in "$REPO"/sql/pg_idgen--*--*.sql; do
 done
 check "nothing outside /usr/lib/postgresql/$PG, /usr/share/postgresql/$PG and its doc" \
   not_grep -vE "^\./(usr/(lib|share)/postgresql/$PG/.*|usr/share/doc/$name/.*|usr/(.*/)?)$|^\./$" <<<"$files"
-check "it depends on postgresql-$PG" grep -q "^postgresql-$PG, libc6 " <<<"$(dpkg-deb -f "$deb" Depends)"
+depends=$(dpkg-deb -f "$deb" Depends)
+for dep in "postgresql-$PG" libc6 libgcc-s1 libpq5; do
+  check "it depends on $dep, which the library needs ($depends)" grep -qE "(^|, )$dep( |,|$)" <<<"$depends"
+done
+check "the library is installed 0644, like Debian's own extension libraries" \
+  grep -qE "^-rw-r--r-- .* \./usr/lib/postgresql/$PG/lib/pg_idgen\.so$" <<<"$(dpkg-deb -c "$deb")"
+apt_install_missing lintian >/dev/null 2>&1 || true
+if command -v lintian >/dev/null; then
+  status=0
+  lintian --fail-on error,warning --no-tag-display-limit "$deb" >"$out/lintian.log" 2>&1 || status=$?
+  sed 's/^/    lintian: /' "$out/lintian.log"
+  check "lintian finds no error or warning" eq "$status" 0
+else
+  echo "  skipped: lintian could not be installed"
+fi
 
 if [ "$PG" != 15 ]; then
   echo "  (installed only on 15: no Debian postgresql-$PG on this machine; built and inspected above)"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Design rule 3 across failover: a physical standby refuses to generate (25006) but decodes; after
+# README guarantees 3 and 5 across failover: a physical standby refuses to generate (25006) but decodes; after
 # the primary dies and the standby is promoted, its IDs are above every ID of the old primary,
 # even though the standby's clock is 30 s behind and the primary issued IDs after the base backup
 # (only the WAL-logged mark can tell the standby about those). The same for UUIDv7s, whose stream
@@ -14,14 +14,7 @@ trap 'cluster_stop sb_primary immediate; cluster_stop sb_standby immediate' EXIT
 q $P "CREATE EXTENSION pg_idgen; CREATE TABLE seen (phase text, id bigint); CREATE TABLE useen (phase text, id uuid)"
 q $P "INSERT INTO seen SELECT 'before_backup', snowflake_next() FROM generate_series(1, 20000)"
 
-sdir=$(cluster_dir sb_standby)
-as_pg rm -rf "$sdir"
-as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p $P -U postgres -D "$sdir" -R -X stream
-cluster_conf sb_standby "port = $S"
-# A plain primary_conninfo after the one pg_basebackup -R wrote: that one carries every option of
-# the libpq pg_basebackup ran with, and the PostgreSQL 16 wheel's walreceiver refuses one of them
-# (sslcertmode), so the standby would never stream.
-echo "primary_conninfo = 'host=127.0.0.1 port=$P user=postgres'" | as_pg tee -a "$sdir/postgresql.auto.conf" >/dev/null
+standby_init sb_standby $P $S
 echo "-30s" | as_pg tee "$CLOCK" >/dev/null
 cluster_start_faketime sb_standby "$CLOCK"
 wait_ready $S
@@ -51,7 +44,7 @@ check "the standby replayed the primary's mark (its floor is above the primary's
   test "$(q $S "SELECT last_id FROM idgen.status")" -gt "$primary_max"
 
 cluster_stop sb_primary immediate
-as_pg "$PGBIN/pg_ctl" -D "$sdir" -w promote >/dev/null
+as_pg "$PGBIN/pg_ctl" -D "$(cluster_dir sb_standby)" -w promote >/dev/null
 check "the standby was promoted" eq "$(q $S "SELECT pg_is_in_recovery()")" f
 q $S "INSERT INTO seen SELECT 'promoted', snowflake_next() FROM generate_series(1, 20000)"
 check "after promotion every ID is above every ID of the old primary" \

@@ -16,13 +16,8 @@ cluster_init ss_primary $P "idgen.worker_id = 3" "wal_level = replica" "max_wal_
   "synchronous_standby_names = 'ss_standby'"
 cluster_start ss_primary
 trap 'cluster_stop ss_primary immediate; cluster_stop ss_standby immediate' EXIT
-sdir=$(cluster_dir ss_standby)
-as_pg rm -rf "$sdir"
-as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p $P -U postgres -D "$sdir" -R -X stream
-cluster_conf ss_standby "port = $S"
-# After the line pg_basebackup -R wrote, so this one counts: the name synchronous_standby_names uses.
-echo "primary_conninfo = 'host=127.0.0.1 port=$P user=postgres application_name=ss_standby'" |
-  as_pg tee -a "$sdir/postgresql.auto.conf" >/dev/null
+# Its application_name is the name synchronous_standby_names uses.
+standby_init ss_standby $P $S ss_standby
 echo "-30s" | as_pg tee "$CLOCK" >/dev/null
 cluster_start_faketime ss_standby "$CLOCK"
 wait_ready $S
@@ -54,7 +49,7 @@ check "after the cut, callers beyond the reservation wait (here: time out)" \
 kill_server ss_primary
 cluster_start_faketime ss_standby "$CLOCK"
 wait_ready $S
-as_pg "$PGBIN/pg_ctl" -D "$sdir" -w promote >/dev/null
+as_pg "$PGBIN/pg_ctl" -D "$(cluster_dir ss_standby)" -w promote >/dev/null
 check "the standby was promoted" eq "$(q $S "SELECT pg_is_in_recovery()")" f
 # It has no synchronous standby of its own (commits would wait for one, and so would IDs).
 q $S "ALTER SYSTEM SET synchronous_standby_names = ''"

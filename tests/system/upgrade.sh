@@ -40,17 +40,20 @@ check "privileges after the upgrade: a plain role still makes IDs" eq \
   "$(psql -h 127.0.0.1 -p $PORT -U upgrade_plain -d old -X -q -A -t -c "SELECT segment_next('order') > 0 AND snowflake_next() > 0")" t
 
 qdb $PORT fresh "CREATE EXTENSION pg_idgen"
+# Every list in a line is sorted by its content (an ACL's items come in the order of the GRANTs
+# that made them, which an upgrade script need not repeat), so two lines differ only when the
+# objects do.
 describe() { # DB -> the extension's objects, one canonical line each
   qdb $PORT "$1" "
 WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'pg_idgen'),
 m AS (SELECT classid, objid FROM pg_depend WHERE refobjid = (SELECT oid FROM ext) AND deptype = 'e')
 SELECT 'member ' || pg_describe_object(classid, objid, 0) FROM m
 UNION ALL
-SELECT 'function ' || p.oid::regprocedure || ' ' || md5(pg_get_functiondef(p.oid)) || ' acl=' || coalesce(p.proacl::text, '-')
+SELECT 'function ' || p.oid::regprocedure || ' ' || md5(pg_get_functiondef(p.oid)) || ' acl=' || coalesce((SELECT string_agg(i::text, ' ' ORDER BY i::text) FROM unnest(p.proacl) i), '-')
        || ' comment=' || md5(coalesce(obj_description(p.oid, 'pg_proc'), '-'))
   FROM m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
 UNION ALL
-SELECT 'relation ' || c.oid::regclass || ' ' || c.relkind::text || ' acl=' || coalesce(c.relacl::text, '-')
+SELECT 'relation ' || c.oid::regclass || ' ' || c.relkind::text || ' acl=' || coalesce((SELECT string_agg(i::text, ' ' ORDER BY i::text) FROM unnest(c.relacl) i), '-')
        || ' comment=' || md5(coalesce(obj_description(c.oid, 'pg_class'), '-'))
        || ' view=' || coalesce(md5(pg_get_viewdef(c.oid)), '-')
        || ' columns=' || coalesce((SELECT string_agg(a.attname || ':' || format_type(a.atttypid, a.atttypmod) || ':' || a.attnotnull
@@ -60,16 +63,16 @@ SELECT 'relation ' || c.oid::regclass || ' ' || c.relkind::text || ' acl=' || co
                                   WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped), '-')
        || ' constraints=' || coalesce((SELECT string_agg(pg_get_constraintdef(k.oid), ',' ORDER BY pg_get_constraintdef(k.oid))
                                   FROM pg_constraint k WHERE k.conrelid = c.oid), '-')
-       || ' indexes=' || coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), ',' ORDER BY 1)
+       || ' indexes=' || coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), ',' ORDER BY pg_get_indexdef(i.indexrelid))
                                   FROM pg_index i WHERE i.indrelid = c.oid), '-')
-       || ' triggers=' || coalesce((SELECT string_agg(pg_get_triggerdef(g.oid), ',' ORDER BY 1)
+       || ' triggers=' || coalesce((SELECT string_agg(pg_get_triggerdef(g.oid), ',' ORDER BY pg_get_triggerdef(g.oid))
                                   FROM pg_trigger g WHERE g.tgrelid = c.oid AND NOT g.tgisinternal), '-')
   FROM m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
 UNION ALL
 SELECT 'dumped ' || string_agg(x::regclass::text, ',' ORDER BY x::regclass::text)
   FROM pg_extension, unnest(extconfig) x WHERE extname = 'pg_idgen'
 UNION ALL
-SELECT 'schema ' || nspname || ' acl=' || coalesce(nspacl::text, '-') || ' comment=' || md5(coalesce(obj_description(oid, 'pg_namespace'), '-')) FROM pg_namespace WHERE nspname IN ('idgen', 'idgen_internal')
+SELECT 'schema ' || nspname || ' acl=' || coalesce((SELECT string_agg(i::text, ' ' ORDER BY i::text) FROM unnest(nspacl) i), '-') || ' comment=' || md5(coalesce(obj_description(oid, 'pg_namespace'), '-')) FROM pg_namespace WHERE nspname IN ('idgen', 'idgen_internal')
 ORDER BY 1"
 }
 describe old >"$WORK/upgrade.old"

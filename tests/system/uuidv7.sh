@@ -146,7 +146,7 @@ check "Python's uuid module: version 7, RFC variant, and the same millisecond, f
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import uuid_utils, ulid" 2>/dev/null; then
   rm -rf "$VENV"
   if ! { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "uuid-utils>=0.10,<2" "python-ulid>=3,<5"; } >"$WORK/pip_uuid.log" 2>&1; then
-    echo "  skipped the PyPI parsers: pip could not install uuid-utils and python-ulid ($(tail -1 "$WORK/pip_uuid.log"))"
+    echo "  skipped: the PyPI parsers: pip could not install uuid-utils and python-ulid ($(tail -1 "$WORK/pip_uuid.log"))"
     rm -rf "$VENV"
   fi
 fi

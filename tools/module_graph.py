@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""The import graph between the Rust files of a crate, and its circles.
+
+Usage: python3 tools/module_graph.py [--edges] SRC_DIR...
+
+For each crate source folder (src, crates/core/src), every path that starts with `crate::`,
+`super::` or `self::` in a file's code (comments and string literals are left out; `use` groups in
+braces are expanded) is resolved to the file that defines the module it names, the longest prefix
+of the path that is a module of the crate. A file that names another this way imports it; the
+crate root (lib.rs), which declares every module, is left out of the graph.
+
+Prints, per folder, the number of files and imports and every circle: a group of files that reach
+each other through imports (a strongly connected component of more than one file). `--edges` also
+prints every import, one `from -> to` a line. Exit status 1 when any folder has a circle, 2 on bad
+arguments, 0 otherwise.
+
+Imports are meant to point down the floors (README, "Layout of the repository"): a circle always
+means some arrow points up.
+"""
+import os
+import re
+import sys
+
+PREFIX = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+CHAR = re.compile(r"'(?:\\u\{[0-9a-fA-F]+\}|\\.|[^\\'\n])'")
+GROUP = re.compile(r"\b((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)*)::\{")
+
+
+def strip_comments_and_strings(text):
+    """Rust source with comments, string literals (also raw strings) and char literals blanked."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif c == "r" and re.match(r'r#*"', text[i:i + 260]) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            hashes = re.match(r"r(#*)\"", text[i:]).group(1)
+            end = text.find('"' + hashes, i + 2 + len(hashes))
+            i = n if end < 0 else end + 1 + len(hashes)
+            out.append('""')
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            out.append('""')
+        elif c == "'" and CHAR.match(text, i):
+            i = CHAR.match(text, i).end()
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def expand_groups(code):
+    """`crate::a::{b, c::{d, e}}` -> the paths `crate::a::b`, `crate::a::c::d`, `crate::a::c::e`."""
+    paths = []
+    for m in GROUP.finditer(code):
+        start = m.end()
+        depth, j = 1, start
+        while j < len(code) and depth:
+            depth += {"{": 1, "}": -1}.get(code[j], 0)
+            j += 1
+        paths.extend(m.group(1) + "::" + p for p in flatten(code[start:j - 1]))
+    return paths
+
+
+def flatten(group):
+    items, depth, cur = [], 0, ""
+    for ch in group:
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+            continue
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        cur += ch
+    items.append(cur)
+    out = []
+    for item in (s.strip() for s in items):
+        if not item:
+            continue
+        if "::{" in item:
+            head, rest = item.split("::{", 1)
+            out.extend(head + "::" + p for p in flatten(rest.rsplit("}", 1)[0]))
+        else:
+            out.append(item.split(" as ")[0].strip())
+    return out
+
+
+def module_of(path, src):
+    parts = os.path.relpath(path, src)[:-3].split(os.sep)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def resolve(here, kind, segments, modules):
+    """The module a path names: its longest prefix that is a module of the crate."""
+    if kind == "crate":
+        base = ()
+    else:
+        # In a.rs or a/mod.rs alike, `self` is module a and `super` its parent.
+        base = here if kind == "self" else here[:-1]
+    full = base + tuple(s for s in segments if s)
+    while full and full not in modules:
+        full = full[:-1]
+    return full
+
+
+def circles(graph):
+    """Tarjan's strongly connected components with more than one node."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def graph_of(src):
+    files = {}
+    for root, _, names in os.walk(src):
+        for name in names:
+            if name.endswith(".rs"):
+                path = os.path.join(root, name)
+                files[module_of(path, src)] = path
+    graph = {m: set() for m in files}
+    for mod, path in files.items():
+        with open(path, encoding="utf-8") as f:
+            code = strip_comments_and_strings(f.read())
+        paths = [p.split("::", 1) for p in expand_groups(code)]
+        paths += [(m.group(1), m.group(2)[2:]) for m in PREFIX.finditer(code)]
+        for kind, rest in paths:
+            target = resolve(mod, kind, rest.split("::"), files)
+            if target not in (mod, ()) and target in files:
+                graph[mod].add(target)
+    return files, graph
+
+
+def name(mod, files, src):
+    return os.path.relpath(files[mod], src)
+
+
+def main(argv):
+    edges = "--edges" in argv
+    dirs = [a for a in argv if a != "--edges"]
+    if not dirs or any(a.startswith("-") for a in dirs):
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    bad = 0
+    for src in dirs:
+        if not os.path.isdir(src):
+            print(f"{src}: not a folder", file=sys.stderr)
+            return 2
+        files, graph = graph_of(src)
+        found = circles(graph)
+        n_edges = sum(len(v) for v in graph.values())
+        if edges:
+            for a in sorted(graph):
+                for b in sorted(graph[a]):
+                    print(f"  {name(a, files, src)} -> {name(b, files, src)}")
+        if found:
+            bad = 1
+            print(f"{src}: {len(files)} files, {n_edges} imports, {len(found)} circle(s):")
+            for comp in found:
+                print("  " + " <-> ".join(name(m, files, src) for m in comp))
+        else:
+            print(f"{src}: {len(files)} files, {n_edges} imports, no circle")
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
