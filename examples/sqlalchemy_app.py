@@ -73,7 +73,7 @@ def main(url):
         found["psycopg_returning"] = conn.execute(
             "INSERT INTO py_orders (item) VALUES (%s) RETURNING id", ["psycopg"]).fetchone()[0] > 2**53
         try:
-            conn.execute("SELECT idgen.worker_heartbeat(1, 'nobody holds this')")
+            conn.execute("SELECT idgen.worker_heartbeat(1, 'nobody holds this', lease => 1)")
             found["lease_lost_condition"] = None
         except psycopg.errors.ObjectNotInPrerequisiteState as e:
             found["lease_lost_condition"] = e.diag.constraint_name

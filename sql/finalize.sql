@@ -55,6 +55,14 @@ COMMENT ON FUNCTION idgen_internal.segments_retire() IS
   'Trigger function: remembers the highest ID of a business type deleted, renamed or truncated away from idgen.segments, in idgen.segments_retired.';
 COMMENT ON FUNCTION idgen_internal.segments_resume() IS
   'Trigger function: a business type created (or renamed) under the name of a dropped one starts above the highest ID that one reached.';
+COMMENT ON FUNCTION idgen_internal.key_type_of(oid, integer) IS
+  'A column type as the key-type check sees it: its base type through every level of domains, whether it holds every bigint exactly, whether it rounds values it cannot hold.';
+COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
+  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
+COMMENT ON FUNCTION idgen_internal.segments_moved() IS
+  'Trigger function: when a business type''s max_id is moved by anyone but the allocator (idgen.segment_advance, an UPDATE by hand), this node forgets the ranges it has cached of it.';
+COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
+  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
 
 -- Message IDs (seed 000) and text forms.
 COMMENT ON FUNCTION msgid_next(integer, text) IS
@@ -92,9 +100,9 @@ COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
 COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS
   'Lease a worker id in [min_id, max_id] (default: this layout''s worker range) for ttl. The same code gets its old id back first; a live lease is never handed out twice. Returns the id, the lease number (a fencing token that grows by a random step with each holder: pass it to heartbeat and release, it proves the holder), the expiry, and start_after: make IDs only later than it. Run it in autocommit mode.';
 COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
-  'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
+  'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. The lease number is required (42501 without it): it proves the holder. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
 COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS
-  'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. Returns false if it was already released.';
+  'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. The lease number is required (42501 without it): it proves the holder. Returns false if it was already released.';
 COMMENT ON FUNCTION idgen_internal.worker_start_after(idgen.workers) IS
   'The time the next holder of a lease starts after: the holder''s last reported time, or for an expired lease its expiry plus idgen.worker_lease_grace.';
 COMMENT ON FUNCTION idgen_internal.worker_lease_lost(idgen.workers, integer, text, bigint) IS
@@ -175,7 +183,7 @@ COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id co
 COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; citus group, or no group (last_error says why), for the Citus group id; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
 COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held, and with idgen.worker_id_source = citus while no group id is known.';
 COMMENT ON COLUMN idgen.worker_status.code IS 'The code this node leases with (its holder name at the coordinator).';
-COMMENT ON COLUMN idgen.worker_status.lease IS 'The lease number (fencing token) of the lease held; visible to roles that may read idgen.worker_lease_conninfo.';
+COMMENT ON COLUMN idgen.worker_status.lease IS 'The lease number (fencing token) of the lease held: the proof of holding it at the coordinator, so NULL except for superusers and members of idgen_admin.';
 COMMENT ON COLUMN idgen.worker_status.can_generate IS 'True when snowflake_next() can make IDs now.';
 COMMENT ON COLUMN idgen.worker_status.valid_for_ms IS 'How long the lease stays valid without another renewal, in ms, on this node''s monotonic clock.';
 COMMENT ON COLUMN idgen.worker_status.acquired_at IS 'When the lease held was acquired.';
@@ -282,6 +290,9 @@ GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_s
 -- checks decide what a caller may change).
 GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
     idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO PUBLIC;
+-- What they and the key-type check (run by anyone's DDL) call: a type's base type, and a
+-- column's largest value read as its table's owner, for a caller who may read the column.
+GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -218,6 +218,15 @@ BEGIN
     IF worker_id IS NULL OR code IS NULL THEN
         RAISE EXCEPTION 'idgen.worker_heartbeat: worker_id and code must not be NULL' USING ERRCODE = '22004';
     END IF;
+    IF lease IS NULL THEN
+        -- The lease number is the proof of holding the lease; the code is only a name, which
+        -- other roles can read (and guess). Calls without it renewed or ended other holders'
+        -- live leases before 0.2.5.
+        RAISE EXCEPTION 'idgen.worker_heartbeat: the lease number is required'
+            USING ERRCODE = '42501',
+                  DETAIL = 'A lease is renewed only with the lease number idgen.worker_acquire() returned to its holder: the code alone is no proof of holding it.',
+                  HINT = 'Pass lease => the lease number from idgen.worker_acquire(). An administrator (idgen_admin) reads it in idgen.worker_leases.';
+    END IF;
     IF last_ts > clock_timestamp() + interval '1 hour' THEN
         RAISE EXCEPTION 'idgen.worker_heartbeat: last_ts % is more than an hour ahead of this server''s clock', last_ts
             USING ERRCODE = '22023', HINT = 'Report the time of the last ID made, from a clock kept by NTP.';
@@ -259,6 +268,15 @@ DECLARE
 BEGIN
     IF worker_id IS NULL OR code IS NULL THEN
         RAISE EXCEPTION 'idgen.worker_release: worker_id and code must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF lease IS NULL THEN
+        -- The lease number is the proof of holding the lease; the code is only a name, which
+        -- other roles can read (and guess). Calls without it renewed or ended other holders'
+        -- live leases before 0.2.5.
+        RAISE EXCEPTION 'idgen.worker_release: the lease number is required'
+            USING ERRCODE = '42501',
+                  DETAIL = 'A lease is ended only with the lease number idgen.worker_acquire() returned to its holder: the code alone is no proof of holding it.',
+                  HINT = 'Pass lease => the lease number from idgen.worker_acquire(). An administrator (idgen_admin) reads it in idgen.worker_leases; to take a lease away from a holder that may still be running, expire it instead (UPDATE idgen.workers SET expires_at = now()): its id is then free only after the holder has surely stopped.';
     END IF;
     SELECT * INTO r FROM idgen.workers w WHERE w.worker_id = worker_id FOR UPDATE;
     IF r.worker_id IS NULL THEN

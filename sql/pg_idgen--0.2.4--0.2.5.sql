@@ -4,6 +4,9 @@
 -- idgen.worker_heartbeat: a lost lease (55000, "lease lost: ...", as before) also names the
 -- condition idgen_lease_lost in the error's CONSTRAINT field, which the lease keeper of a node reads
 -- instead of the message. CREATE OR REPLACE keeps the function's privileges and comment.
+-- idgen.worker_heartbeat and idgen.worker_release: the lease number is required (42501 without
+-- it): the code is a name other roles can read, and with it alone any member of idgen_client
+-- could end a live lease of another holder, whose worker id then went to a second holder.
 CREATE OR REPLACE FUNCTION idgen.worker_heartbeat(worker_id integer, code text, last_ts timestamptz DEFAULT NULL, lease bigint DEFAULT NULL)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -16,6 +19,15 @@ BEGIN
     PERFORM idgen_internal.worker_lease_precheck('worker_heartbeat');
     IF worker_id IS NULL OR code IS NULL THEN
         RAISE EXCEPTION 'idgen.worker_heartbeat: worker_id and code must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF lease IS NULL THEN
+        -- The lease number is the proof of holding the lease; the code is only a name, which
+        -- other roles can read (and guess). Calls without it renewed or ended other holders'
+        -- live leases before 0.2.5.
+        RAISE EXCEPTION 'idgen.worker_heartbeat: the lease number is required'
+            USING ERRCODE = '42501',
+                  DETAIL = 'A lease is renewed only with the lease number idgen.worker_acquire() returned to its holder: the code alone is no proof of holding it.',
+                  HINT = 'Pass lease => the lease number from idgen.worker_acquire(). An administrator (idgen_admin) reads it in idgen.worker_leases.';
     END IF;
     IF last_ts > clock_timestamp() + interval '1 hour' THEN
         RAISE EXCEPTION 'idgen.worker_heartbeat: last_ts % is more than an hour ahead of this server''s clock', last_ts
@@ -49,15 +61,92 @@ BEGIN
 END
 $$;
 
+CREATE OR REPLACE FUNCTION idgen.worker_release(worker_id integer, code text, last_ts timestamptz DEFAULT NULL, lease bigint DEFAULT NULL)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_variable
+DECLARE
+    r idgen.workers;
+BEGIN
+    IF worker_id IS NULL OR code IS NULL THEN
+        RAISE EXCEPTION 'idgen.worker_release: worker_id and code must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF lease IS NULL THEN
+        -- The lease number is the proof of holding the lease; the code is only a name, which
+        -- other roles can read (and guess). Calls without it renewed or ended other holders'
+        -- live leases before 0.2.5.
+        RAISE EXCEPTION 'idgen.worker_release: the lease number is required'
+            USING ERRCODE = '42501',
+                  DETAIL = 'A lease is ended only with the lease number idgen.worker_acquire() returned to its holder: the code alone is no proof of holding it.',
+                  HINT = 'Pass lease => the lease number from idgen.worker_acquire(). An administrator (idgen_admin) reads it in idgen.worker_leases; to take a lease away from a holder that may still be running, expire it instead (UPDATE idgen.workers SET expires_at = now()): its id is then free only after the holder has surely stopped.';
+    END IF;
+    SELECT * INTO r FROM idgen.workers w WHERE w.worker_id = worker_id FOR UPDATE;
+    IF r.worker_id IS NULL THEN
+        RAISE EXCEPTION 'idgen.worker_release: worker id % was never leased', worker_id USING ERRCODE = '42704';
+    END IF;
+    IF r.code <> code OR r.lease <> coalesce(lease, r.lease) THEN
+        -- Never the holder's code or lease number: they are what proves a holder.
+        RAISE EXCEPTION 'idgen.worker_release: worker id % is not leased by "%"%', worker_id, code,
+                CASE WHEN lease IS NULL THEN '' ELSE format(' under lease %s', lease) END
+            USING ERRCODE = '55000', HINT = 'Only the holder gives a lease back; an expired one becomes free by itself.';
+    END IF;
+    IF r.released_at IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    UPDATE idgen.workers w SET released_at = clock_timestamp(), last_ts = greatest(w.last_ts, last_ts)
+     WHERE w.worker_id = worker_id;
+    RETURN true;
+END
+$$;
+
 -- idgen.key_type_check and the event trigger that reads it (sql/key_types.sql): a column whose
 -- default is snowflake_next() or segment_next() is checked when the DDL runs.
 -- A column whose default is snowflake_next() or segment_next() must be able to hold the IDs:
 -- checked when the DDL runs (CREATE TABLE, ALTER TABLE ... SET DEFAULT / TYPE, partitions), not at
 -- the first INSERT, whose bare "integer out of range" names neither the column nor pg_idgen.
--- snowflake_next() on smallint, integer or real can never work, and on double precision it rounds
--- IDs above 2^53 into repeats: an ERROR. segment_next() there works until its numbers outgrow the
--- type: a WARNING. idgen.key_type_check = warning turns the ERROR into a WARNING (to restore an old
+-- snowflake_next() on a type that cannot hold every bigint exactly never works (smallint, integer,
+-- numeric with fewer than 19 integer digits: out of range) or repeats IDs (real, double precision,
+-- numeric with a negative scale: rounded): an ERROR. segment_next() there works until its numbers
+-- outgrow the type: a WARNING, except on a negative scale, which rounds its first IDs together:
+-- an ERROR. Domains count as their base type, at any depth; a table whose column changes type
+-- is checked with its inheritance children and partitions, whose own defaults may call the
+-- generators. idgen.key_type_check = warning turns the ERROR into a WARNING (to restore an old
 -- schema as it was), off skips the check.
+
+-- A column type as the check sees it: its base type through every level of domains, with the
+-- typmod that applies to it; whether it holds every bigint exactly; whether it rounds (instead of
+-- refusing) the values it cannot hold.
+CREATE FUNCTION idgen_internal.key_type_of(typ oid, typmod integer,
+    OUT base oid, OUT holds_bigint boolean, OUT rounds boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    t pg_type;
+    prec integer;
+    scale integer;
+BEGIN
+    base := typ;
+    LOOP
+        SELECT * INTO t FROM pg_type WHERE oid = base;
+        EXIT WHEN NOT FOUND OR t.typtype <> 'd';
+        -- A domain's typmod (numeric(10,0) in CREATE DOMAIN) is its base type's.
+        IF t.typtypmod <> -1 THEN
+            typmod := t.typtypmod;
+        END IF;
+        base := t.typbasetype;
+    END LOOP;
+    IF base = 'numeric'::regtype AND typmod >= 4 THEN
+        prec := ((typmod - 4) >> 16) & 65535;
+        scale := (typmod - 4) & 2047;
+        IF scale > 1023 THEN
+            scale := scale - 2048;  -- a negative scale (PostgreSQL 15 and later)
+        END IF;
+    END IF;
+    holds_bigint := base = 'int8'::regtype
+        OR (base = 'numeric'::regtype AND (prec IS NULL OR (scale >= 0 AND prec - scale >= 19)));
+    rounds := base IN ('float4'::regtype, 'float8'::regtype) OR coalesce(scale < 0, false);
+END
+$$;
+
 CREATE FUNCTION idgen_internal.check_key_types() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -70,45 +159,59 @@ BEGIN
         RETURN;
     END IF;
     FOR c IN
-        SELECT DISTINCT cmd.objid::regclass AS tbl, a.attname, format_type(a.atttypid, a.atttypmod) AS typ,
-               coalesce(nullif(t.typbasetype, 0), t.oid) AS base, p.proname
-          FROM pg_event_trigger_ddl_commands() cmd
-          JOIN pg_attrdef ad ON ad.adrelid = cmd.objid
+        WITH RECURSIVE changed(relid) AS (
+            SELECT cmd.objid FROM pg_event_trigger_ddl_commands() cmd WHERE cmd.classid = 'pg_class'::regclass
+            UNION
+            SELECT i.inhrelid FROM pg_inherits i JOIN changed ON i.inhparent = changed.relid
+        )
+        SELECT DISTINCT changed.relid::regclass AS tbl, a.attname, format_type(a.atttypid, a.atttypmod) AS typ,
+               k.base, k.holds_bigint, k.rounds, p.proname
+          FROM changed
+          JOIN pg_attrdef ad ON ad.adrelid = changed.relid
           JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum AND NOT a.attisdropped
-          JOIN pg_type t ON t.oid = a.atttypid
+          CROSS JOIN LATERAL idgen_internal.key_type_of(a.atttypid, a.atttypmod) k
           JOIN pg_depend d ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
                           AND d.refclassid = 'pg_proc'::regclass
           JOIN pg_proc p ON p.oid = d.refobjid AND p.proname IN ('snowflake_next', 'segment_next')
           JOIN pg_depend e ON e.classid = 'pg_proc'::regclass AND e.objid = p.oid AND e.deptype = 'e'
           JOIN pg_extension x ON x.oid = e.refobjid AND x.extname = 'pg_idgen'
-         WHERE cmd.classid = 'pg_class'::regclass
          ORDER BY 1, 2
     LOOP
-        IF c.base IN ('int2'::regtype, 'int4'::regtype, 'float4'::regtype) THEN
-            fatal := c.proname = 'snowflake_next';
-        ELSIF c.base = 'float8'::regtype AND c.proname = 'snowflake_next' THEN
-            IF js_safe IS NULL THEN
-                SELECT l.js_safe INTO js_safe FROM idgen.layouts l WHERE l.is_node_layout;
-            END IF;
-            IF js_safe THEN
-                CONTINUE;
+        IF c.holds_bigint OR c.base NOT IN ('int2'::regtype, 'int4'::regtype, 'float4'::regtype,
+                                             'float8'::regtype, 'numeric'::regtype) THEN
+            CONTINUE;
+        END IF;
+        IF c.proname = 'snowflake_next' THEN
+            IF c.base = 'float8'::regtype THEN
+                IF js_safe IS NULL THEN
+                    SELECT l.js_safe INTO js_safe FROM idgen.layouts l WHERE l.is_node_layout;
+                END IF;
+                IF js_safe THEN
+                    CONTINUE;  -- IDs below 2^53: double precision holds each exactly
+                END IF;
             END IF;
             fatal := true;
         ELSE
-            CONTINUE;
+            fatal := c.base = 'numeric'::regtype AND c.rounds;
         END IF;
         IF fatal AND mode = 'error' THEN
             RAISE EXCEPTION 'column "%" of table % is %, which cannot hold the IDs of its default %()', c.attname, c.tbl, c.typ, c.proname
                 USING ERRCODE = '42804',
-                      DETAIL = CASE WHEN c.base = 'float8'::regtype
-                                    THEN 'Snowflake IDs of this node''s layout go above 2^53, where double precision rounds them: IDs would repeat.'
+                      DETAIL = CASE WHEN c.base = 'numeric'::regtype AND c.rounds
+                                    THEN 'Its negative scale rounds the IDs: different IDs would be stored as the same value.'
+                                    WHEN c.rounds
+                                    THEN 'Snowflake IDs of this node''s layout go above 2^53, where floating point rounds them: IDs would repeat.'
                                     ELSE 'Snowflake IDs are 64-bit numbers: every INSERT would fail with "out of range".' END,
                       HINT = format('Make the column bigint (ALTER TABLE %s ALTER COLUMN %I TYPE bigint, and the columns that reference it). '
                                     'SET idgen.key_type_check = warning lets this command through (to restore an old schema as it was).', c.tbl, c.attname);
         END IF;
         RAISE WARNING 'column "%" of table % is %, which cannot hold all IDs of its default %()', c.attname, c.tbl, c.typ, c.proname
-            USING DETAIL = CASE WHEN fatal
-                                THEN 'Every Snowflake ID is out of its range (or, in double precision, rounded into repeats).'
+            USING DETAIL = CASE WHEN fatal AND c.rounds
+                                THEN 'The type rounds the IDs: different IDs would be stored as the same value.'
+                                WHEN fatal
+                                THEN 'Every Snowflake ID is out of its range.'
+                                WHEN c.rounds
+                                THEN 'Once the type''s IDs pass 2^24 (real) or 2^53 (double precision), the type rounds them: they would repeat.'
                                 ELSE 'Inserts fail with "out of range" once the type''s IDs pass the largest value the column holds.' END,
                   HINT = format('Make the column bigint: ALTER TABLE %s ALTER COLUMN %I TYPE bigint.', c.tbl, c.attname);
     END LOOP;
@@ -127,8 +230,12 @@ GRANT EXECUTE ON FUNCTION idgen_internal.check_key_types() TO idgen_admin;
 -- idgen.convert_to_snowflake and idgen.convert_schema_to_snowflake (sql/convert.sql).
 -- Moving an existing key column (serial, bigserial, identity, or a nextval() default) onto
 -- DEFAULT snowflake_next(), in one transaction: the caller's, so a failure anywhere undoes all of
--- it. SECURITY INVOKER: the caller must own the tables it changes, as for ALTER TABLE itself.
--- Each function returns the statements it ran (or, with dry_run, would run), in order.
+-- it. SECURITY INVOKER: the caller must own the tables it changes, as for ALTER TABLE itself,
+-- and it is refused before anything of the table is read. The column's values are read as the
+-- table's owner (idgen_internal.column_max). It changes only the table it is given (and, with
+-- widen, the columns that reference its key); a sequence that other tables use or own is left as
+-- it is, and said so. Each function returns the statements it ran (or, with dry_run, would run),
+-- in order; what it cannot know (an application that declared the key 32-bit) is a WARNING.
 CREATE FUNCTION idgen.convert_to_snowflake(
     tbl regclass, col name,
     widen boolean DEFAULT false, drop_sequence boolean DEFAULT false, dry_run boolean DEFAULT false)
@@ -137,13 +244,15 @@ LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     rel pg_class;
     att pg_attribute;
-    base oid;
+    k record;
     seq regclass;
     ident "char";
     max_id numeric;
     first_id bigint;
     narrow text[];
     refs text[];
+    seq_users text[];
+    seq_owner text;
     plan text[] := '{}';
     stmt text;
     -- The schema of pg_idgen's own functions (the extension's): this function's search_path
@@ -157,6 +266,10 @@ BEGIN
     IF rel.relkind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION 'idgen.convert_to_snowflake: % is not a table', tbl
             USING ERRCODE = '42809', HINT = 'Convert the key column of a table (or of a partitioned table).';
+    END IF;
+    IF NOT pg_has_role(current_user, rel.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'idgen.convert_to_snowflake: must be owner of table %', tbl
+            USING ERRCODE = '42501', HINT = 'Its owner (or a member of the role that owns it) converts it, as for ALTER TABLE.';
     END IF;
     IF rel.relispartition THEN
         RAISE EXCEPTION 'idgen.convert_to_snowflake: % is a partition', tbl
@@ -187,8 +300,13 @@ BEGIN
             USING ERRCODE = '22023',
                   HINT = 'It converts serial, bigserial and identity columns, and columns whose default is nextval(); set any other default with ALTER TABLE ... SET DEFAULT snowflake_next().';
     END IF;
+    SELECT * INTO k FROM idgen_internal.key_type_of(att.atttypid, att.atttypmod);
+    IF k.base NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'numeric'::regtype) THEN
+        RAISE EXCEPTION 'idgen.convert_to_snowflake: column "%" of table % is %, not an integer', col, tbl, format_type(att.atttypid, att.atttypmod)
+            USING ERRCODE = '42804', HINT = 'Snowflake IDs go into bigint columns.';
+    END IF;
     -- The Snowflake IDs made from now on must be above every value already there.
-    EXECUTE format('SELECT max(%I)::numeric FROM %s', col, tbl) INTO max_id;
+    max_id := idgen_internal.column_max(tbl, col);
     EXECUTE format('SELECT %s.id_from_timestamp(clock_timestamp())', ext) INTO first_id;
     IF max_id >= first_id THEN
         RAISE EXCEPTION 'idgen.convert_to_snowflake: column "%" of table % holds values up to %, not below %, the smallest Snowflake ID of this node now', col, tbl, max_id, first_id
@@ -196,36 +314,41 @@ BEGIN
                   DETAIL = 'New IDs could repeat a value already in the column.',
                   HINT = 'If these values are Snowflake IDs of this layout, move this node past them first: SELECT idgen.snowflake_start_after(id_timestamp(<the largest>)).';
     END IF;
-    base := coalesce(nullif((SELECT typbasetype FROM pg_type WHERE oid = att.atttypid), 0), att.atttypid);
-    IF base NOT IN ('int2'::regtype, 'int4'::regtype, 'int8'::regtype, 'numeric'::regtype) THEN
-        RAISE EXCEPTION 'idgen.convert_to_snowflake: column "%" of table % is %, not an integer', col, tbl, format_type(att.atttypid, att.atttypmod)
-            USING ERRCODE = '42804', HINT = 'Snowflake IDs go into bigint columns.';
-    END IF;
-    -- The key if it is narrower than bigint, and every column of a foreign key that references it
-    -- and is (a partitioned table's column stands for its partitions').
+    -- The key if it cannot hold every bigint exactly (smallint, integer, a numeric with fewer than
+    -- 19 integer digits or a negative scale), and every column of a foreign key that references it
+    -- and cannot either (a partitioned table's column stands for its partitions').
     SELECT array_agg(x.name ORDER BY x.name), array_agg(x.alter ORDER BY x.name)
       INTO narrow, refs
       FROM (SELECT format('%s.%I', tbl, col) AS name,
                    format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', tbl, col) AS alter
-             WHERE base IN ('int2'::regtype, 'int4'::regtype)
+             WHERE NOT k.holds_bigint
             UNION
             SELECT format('%s.%I', c.conrelid::regclass, a.attname),
                    format('ALTER TABLE %s ALTER COLUMN %I TYPE bigint', c.conrelid::regclass, a.attname)
               FROM pg_constraint c
-              JOIN LATERAL unnest(c.conkey, c.confkey) AS k(fk, pk) ON true
-              JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.fk
-              JOIN pg_type t ON t.oid = a.atttypid
-             WHERE c.contype = 'f' AND c.confrelid = tbl AND k.pk = att.attnum AND c.conparentid = 0
-               AND coalesce(nullif(t.typbasetype, 0), t.oid) IN ('int2'::regtype, 'int4'::regtype)) x;
+              JOIN LATERAL unnest(c.conkey, c.confkey) AS f(fk, pk) ON true
+              JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = f.fk
+              CROSS JOIN LATERAL idgen_internal.key_type_of(a.atttypid, a.atttypmod) t
+             WHERE c.contype = 'f' AND c.confrelid = tbl AND f.pk = att.attnum AND c.conparentid = 0
+               AND NOT t.holds_bigint) x;
     IF narrow IS NOT NULL THEN
-        IF NOT widen THEN
+        IF NOT widen AND NOT dry_run THEN
             RAISE EXCEPTION 'idgen.convert_to_snowflake: % cannot hold Snowflake IDs', array_to_string(narrow, ', ')
                 USING ERRCODE = '42804',
-                      DETAIL = format('Snowflake IDs are 64-bit; the key %s.%I is %s, and these columns (the key, or columns that reference it) are narrower than bigint.',
+                      DETAIL = format('Snowflake IDs are 64-bit; the key %s.%I is %s, and these columns (the key, or columns that reference it) cannot hold every bigint exactly.',
                                       tbl, col, format_type(att.atttypid, att.atttypmod)),
                       HINT = 'Call it with widen => true to change them to bigint in the same transaction (this rewrites those tables).';
         END IF;
+        IF NOT widen THEN
+            RAISE WARNING 'idgen.convert_to_snowflake: % cannot hold Snowflake IDs: the plan widens them, which needs widen => true', array_to_string(narrow, ', ');
+        END IF;
         plan := plan || refs;
+    END IF;
+    IF NOT k.holds_bigint THEN
+        -- What no catalog tells: an application (or its ORM) that declared the key 32-bit.
+        RAISE WARNING 'idgen.convert_to_snowflake: the key %.% was %: declare it 64-bit in every application first', tbl, quote_ident(col), format_type(att.atttypid, att.atttypmod)
+            USING DETAIL = 'Code that declared the key as a 32-bit integer cannot read Snowflake IDs. Django drops lookups beyond 32 bits for an AutoField: get(pk=...) raises DoesNotExist, update() and delete() touch no row, while old rows go on working.',
+                  HINT = 'Django: make the model''s key a BigAutoField (DEFAULT_AUTO_FIELD); its contrib apps (auth, admin, contenttypes) keep AutoField keys: leave their tables unconverted. SQLAlchemy: BigInteger. Hibernate/JPA: long.';
     END IF;
     IF ident <> '' THEN
         -- The identity's sequence belongs to it and goes with it.
@@ -233,7 +356,24 @@ BEGIN
     END IF;
     plan := plan || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s.snowflake_next()', tbl, col, ext);
     IF ident = '' THEN
-        IF drop_sequence THEN
+        -- The sequence is this column's to change only if no other column uses it and it is owned
+        -- by this column or by none.
+        SELECT array_agg(format('%s.%I', ad.adrelid::regclass, a.attname) ORDER BY 1) INTO seq_users
+          FROM pg_depend d
+          JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
+          JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+         WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = seq
+           AND NOT (ad.adrelid = tbl AND ad.adnum = att.attnum);
+        SELECT format('%s.%I', d.refobjid::regclass, a.attname) INTO seq_owner
+          FROM pg_depend d JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+         WHERE d.classid = 'pg_class'::regclass AND d.objid = seq AND d.deptype = 'a'
+           AND NOT (d.refobjid = tbl AND d.refobjsubid = att.attnum);
+        IF seq_users IS NOT NULL OR seq_owner IS NOT NULL THEN
+            RAISE NOTICE 'idgen.convert_to_snowflake: sequence % is left as it is', seq
+                USING DETAIL = concat_ws(' ', 'It is shared:',
+                                         'used by ' || array_to_string(seq_users, ', ') || '.',
+                                         'owned by ' || seq_owner || '.');
+        ELSIF drop_sequence THEN
             plan := plan || format('DROP SEQUENCE %s', seq);
         ELSIF EXISTS (SELECT FROM pg_depend WHERE classid = 'pg_class'::regclass AND objid = seq AND deptype = 'a') THEN
             plan := plan || format('ALTER SEQUENCE %s OWNED BY NONE', seq);
@@ -255,6 +395,7 @@ RETURNS TABLE (table_name regclass, column_name name, statement text)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     c record;
+    others text[];
 BEGIN
     IF schema_name IS NULL OR widen IS NULL OR drop_sequence IS NULL OR dry_run IS NULL THEN
         RAISE EXCEPTION 'idgen.convert_schema_to_snowflake: no argument may be NULL' USING ERRCODE = '22004';
@@ -263,7 +404,7 @@ BEGIN
         RAISE EXCEPTION 'idgen.convert_schema_to_snowflake: schema "%" does not exist', schema_name USING ERRCODE = '3F000';
     END IF;
     FOR c IN
-        SELECT t.oid::regclass AS tbl, a.attname
+        SELECT t.oid::regclass AS tbl, a.attname, pg_has_role(current_user, t.relowner, 'USAGE') AS mine
           FROM pg_class t
           JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = schema_name
           JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -277,16 +418,25 @@ BEGIN
            AND NOT EXISTS (SELECT FROM pg_depend e WHERE e.classid = 'pg_class'::regclass AND e.objid = t.oid AND e.deptype = 'e')
          ORDER BY t.oid::regclass::text, a.attnum
     LOOP
+        IF NOT c.mine THEN
+            -- Another role's table: not read, not changed (its owner converts it).
+            others := others || format('%s.%I', c.tbl, c.attname);
+            CONTINUE;
+        END IF;
         RETURN QUERY SELECT c.tbl, c.attname, s
                        FROM idgen.convert_to_snowflake(c.tbl, c.attname, widen, drop_sequence, dry_run) s;
     END LOOP;
+    IF others IS NOT NULL THEN
+        RAISE NOTICE 'idgen.convert_schema_to_snowflake: skipped the tables of other roles: %', array_to_string(others, ', ')
+            USING HINT = 'Their owners convert them.';
+    END IF;
 END
 $$;
 
 COMMENT ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean) IS
-  'Moves a serial, bigserial, identity or nextval()-default column onto DEFAULT snowflake_next(): checks its values are below the node''s next ID, widens integer keys and the columns that reference them (widen), drops the identity or detaches (or drops) the sequence; returns the statements, run unless dry_run.';
+  'Moves a serial, bigserial, identity or nextval()-default column onto DEFAULT snowflake_next(): checks its values are below the node''s next ID, widens keys that cannot hold every bigint and the columns that reference them (widen), drops the identity or detaches (or drops) a sequence no other column uses; returns the statements, run unless dry_run. For the table''s owner only; warns where applications must declare the key 64-bit.';
 COMMENT ON FUNCTION idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) IS
-  'idgen.convert_to_snowflake for every sequence-backed column of a schema''s tables; lists the statements without running them unless dry_run => false.';
+  'idgen.convert_to_snowflake for every sequence-backed column of the caller''s tables in a schema (other roles'' tables are skipped, and named); lists the statements without running them unless dry_run => false.';
 -- In the order of a fresh install, so that the privileges read the same.
 REVOKE EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
     idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) FROM PUBLIC;
@@ -389,3 +539,57 @@ COMMENT ON COLUMN idgen.streams.largest_backward_step_ms IS 'The largest backwar
 REVOKE EXECUTE ON FUNCTION idgen_internal.stream_status() FROM PUBLIC;
 GRANT SELECT ON idgen.streams TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.stream_status() TO PUBLIC, idgen_admin;
+
+-- idgen.segment_advance (and any move of max_id but the allocator's) forgets the ranges this node
+-- has cached of the type: after a point-in-time recovery they lay among IDs handed out before.
+CREATE FUNCTION idgen_internal."segment_moved"(
+	"biz_type" TEXT
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'segment_moved_wrapper';
+
+-- A type's position moved by anyone but this database's allocator (idgen.segment_advance after a
+-- point-in-time recovery, an administrator's UPDATE): ranges this node has cached may lie among IDs
+-- handed out before the move, so they are forgotten (idgen_internal.segment_moved). AFTER the row
+-- is updated, so its lock is held: a refill that starts now waits for the move and plans above it.
+CREATE FUNCTION idgen_internal.segments_moved() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+    PERFORM idgen_internal.segment_moved(NEW.biz_type);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER segments_moved AFTER UPDATE OF max_id ON idgen.segments
+    FOR EACH ROW WHEN (NEW.max_id IS DISTINCT FROM OLD.max_id) EXECUTE FUNCTION idgen_internal.segments_moved();
+COMMENT ON FUNCTION idgen_internal.segments_moved() IS
+  'Trigger function: when a business type''s max_id is moved by anyone but the allocator (idgen.segment_advance, an UPDATE by hand), this node forgets the ranges it has cached of it.';
+COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
+  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
+REVOKE EXECUTE ON FUNCTION idgen_internal.segment_moved(text), idgen_internal.segments_moved() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.segment_moved(text), idgen_internal.segments_moved() TO idgen_admin;
+
+-- The lease number is required by heartbeat and release.
+COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
+  'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. The lease number is required (42501 without it): it proves the holder. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
+COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS
+  'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. The lease number is required (42501 without it): it proves the holder. Returns false if it was already released.';
+-- The node's lease number is shown only to superusers and idgen_admin (it was shown to everyone).
+COMMENT ON COLUMN idgen.worker_status.lease IS 'The lease number (fencing token) of the lease held: the proof of holding it at the coordinator, so NULL except for superusers and members of idgen_admin.';
+
+-- The key-type check resolves domains at every depth and checks inheritance children and
+-- partitions (idgen_internal.key_type_of); the conversion reads a column as its table's owner
+-- (idgen_internal.column_max), refuses tables the caller does not own, and leaves shared
+-- sequences alone.
+CREATE FUNCTION idgen_internal."column_max"(
+	"tbl" oid,
+	"col" TEXT
+) RETURNS NUMERIC
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'column_max_wrapper';
+COMMENT ON FUNCTION idgen_internal.key_type_of(oid, integer) IS
+  'A column type as the key-type check sees it: its base type through every level of domains, whether it holds every bigint exactly, whether it rounds values it cannot hold.';
+COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
+  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
+REVOKE EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO idgen_admin;
+GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;

@@ -87,6 +87,18 @@ END $$;
 CREATE TRIGGER segments_resume BEFORE INSERT OR UPDATE OF biz_type ON idgen.segments
     FOR EACH ROW EXECUTE FUNCTION idgen_internal.segments_resume();
 
+-- A type's position moved by anyone but this database's allocator (idgen.segment_advance after a
+-- point-in-time recovery, an administrator's UPDATE): ranges this node has cached may lie among IDs
+-- handed out before the move, so they are forgotten (idgen_internal.segment_moved). AFTER the row
+-- is updated, so its lock is held: a refill that starts now waits for the move and plans above it.
+CREATE FUNCTION idgen_internal.segments_moved() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+    PERFORM idgen_internal.segment_moved(NEW.biz_type);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER segments_moved AFTER UPDATE OF max_id ON idgen.segments
+    FOR EACH ROW WHEN (NEW.max_id IS DISTINCT FROM OLD.max_id) EXECUTE FUNCTION idgen_internal.segments_moved();
+
 CREATE VIEW idgen.segment_status AS
 SELECT s.biz_type, s.max_id, s.step AS configured_step, s.delta, s.remainder,
        c.biz_type IS NOT NULL AS cached,

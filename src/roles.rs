@@ -34,7 +34,7 @@ const ADMIN: &[&str] = &[
 ];
 
 pub fn init() {
-    privilege_hint::on_permission_denied(hint_for);
+    privilege_hint::on_permission_denied(hint_for, &[c"idgen"]);
 }
 
 /// The role a user needs to use the `idgen` object of that name, if PUBLIC may not.

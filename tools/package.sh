@@ -66,6 +66,11 @@ shlibs=${shlibs#shlibs:Depends=}
 maintainer="${DEBFULLNAME:-pg_idgen developers} <${DEBEMAIL:-pg-idgen@users.noreply.example.org}>"
 # The changelog's date: the commit's (reproducible), or now outside a git checkout.
 when=$(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")
+# The years of the project's history (lintian wants a year in the copyright notice).
+first=$(git log --reverse --format=%ad --date=format:%Y 2>/dev/null | head -1)
+last=$(date -d "$when" +%Y)
+years=${first:-$last}
+[ "$years" = "$last" ] || years="$years-$last"
 doc=$root/usr/share/doc/$name
 mkdir -p "$root/DEBIAN" "$doc"
 install -m 644 README.md "$doc/README.md"
@@ -75,7 +80,7 @@ Upstream-Name: pg_idgen
 Comment: pg_idgen $version, built for PostgreSQL $major ($("$PG_CONFIG" --version)).
 
 Files: *
-Copyright: the pg_idgen developers
+Copyright: $years the pg_idgen developers
 License: Apache-2.0
  On Debian systems, the full text of the Apache License, Version 2.0 is in
  /usr/share/common-licenses/Apache-2.0.

@@ -38,6 +38,20 @@ fn keeper_error(st: &LeaseStatus) -> Option<String> {
     })
 }
 
+/// Whether the current role may see this node's lease number. It is the proof of holding the
+/// lease at the coordinator (heartbeat and release demand it), so only superusers and members of
+/// idgen_admin see it: not pg_read_all_settings, which pg_monitor and so every monitoring role has.
+fn may_see_lease_number() -> bool {
+    // SAFETY: reads of this backend's current user and the role catalog caches.
+    unsafe {
+        if pg_sys::superuser() {
+            return true;
+        }
+        let admin = pg_sys::get_role_oid(c"idgen_admin".as_ptr(), true);
+        admin != pg_sys::InvalidOid && pg_sys::has_privs_of_role(pg_sys::GetUserId(), admin)
+    }
+}
+
 /// The ERROR for a Snowflake ID that cannot be made because the lease is missing or lapsed.
 pub fn lease_fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
     let why = keeper_error(&shared.lease_status)
@@ -154,7 +168,8 @@ mod idgen_internal {
             KeeperState::name(st.state.load(Relaxed)).into(),
             cur.map(|(_, w, _)| w as i32),
             st.code(),
-            cur.map(|_| st.lease_no.load(Relaxed)),
+            cur.filter(|_| super::may_see_lease_number())
+                .map(|_| st.lease_no.load(Relaxed)),
             cur.is_some_and(|(_, _, valid)| valid),
             cur.map(|_| (shared.lease.valid_until_ns() - now).max(0) / 1_000_000),
             ms(&st.acquired_ms),

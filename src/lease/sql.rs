@@ -159,9 +159,18 @@ mod tests {
             (Some("released"), Some(true))
         );
         assert_eq!(
-            one::<bool>("SELECT idgen.worker_release(3, 'app-3')"),
+            one::<bool>("SELECT idgen.worker_release(3, 'app-3', lease => 3)"),
             Some(false)
         );
+    }
+
+    /// The code is a name anyone may read: without the lease number no one, not even a superuser,
+    /// ends a live lease (an administrator reads the number in idgen.worker_leases). Heartbeats
+    /// refuse a transaction block first; workers.sql checks them in autocommit.
+    #[pg_test(error = "idgen.worker_release: the lease number is required")]
+    fn release_without_the_lease_number_is_refused() {
+        holder(6, "held");
+        Spi::run("SELECT idgen.worker_release(6, 'app-6', clock_timestamp())").unwrap();
     }
 
     #[pg_test(error = "idgen.worker_release: worker id 4 is not leased by \"app-4\" under lease 2")]

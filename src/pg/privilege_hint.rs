@@ -5,6 +5,12 @@
 //!
 //! PostgreSQL calls the hook only for reports that go to the server log, so with
 //! `log_min_messages` above ERROR the hint is not added (the error itself is unchanged).
+//!
+//! The message names a table or view without its schema, and a user's own table may have the
+//! name of one of ours (`workers`, `segments`). So a hook after parse analysis (which comes before
+//! any permission check of the statement) records the names of the relations in the given schemas
+//! that the statement names, and a hint about a table or view is added only when the denied name
+//! is one of them. That hook only reads catalog caches; the error hook does no catalog access.
 
 use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
@@ -12,24 +18,125 @@ use std::sync::OnceLock;
 use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode;
 
+use crate::pg::backend_local::BackendLocal;
+
 /// Given the name of the object a privilege error is about (the last word of its message, as
 /// PostgreSQL writes it: `permission denied for function segment_create`), the hint to add.
 type HintFor = fn(&str) -> Option<String>;
 
 static HINT_FOR: OnceLock<HintFor> = OnceLock::new();
+/// The schemas whose relations get hints.
+static SCHEMAS: OnceLock<&'static [&'static CStr]> = OnceLock::new();
 static mut PREV: pg_sys::emit_log_hook_type = None;
+static mut PREV_PARSE: pg_sys::post_parse_analyze_hook_type = None;
+/// The names of the relations of `SCHEMAS` that the statement last analysed names.
+static CHECKED: BackendLocal<Vec<String>> = BackendLocal::new(Vec::new());
 
-/// Adds `hint_for(object)` as the hint of each privilege error (42501) that has none. Once, from
+/// Adds `hint_for(object)` as the hint of each privilege error (42501) that has none: for a
+/// function, by its name; for a table or view, only if it is one of `schemas`'. Once, from
 /// _PG_init.
-pub fn on_permission_denied(hint_for: HintFor) {
-    if HINT_FOR.set(hint_for).is_err() {
+pub fn on_permission_denied(hint_for: HintFor, schemas: &'static [&'static CStr]) {
+    if HINT_FOR.set(hint_for).is_err() || SCHEMAS.set(schemas).is_err() {
         return;
     }
-    // SAFETY: hooks are installed from _PG_init, single-threaded, chaining the previous one.
+    // SAFETY: hooks are installed from _PG_init, single-threaded, chaining the previous ones.
     unsafe {
         PREV = pg_sys::emit_log_hook;
         pg_sys::emit_log_hook = Some(emit_log);
+        PREV_PARSE = pg_sys::post_parse_analyze_hook;
+        pg_sys::post_parse_analyze_hook = Some(after_parse);
     }
+}
+
+/// Every relation a query names: its range table, and those of its subqueries and CTEs.
+///
+/// SAFETY: `query` is a Query node of parse analysis, or NULL.
+unsafe fn relids(query: *mut pg_sys::Query, out: &mut Vec<pg_sys::Oid>) {
+    if query.is_null() || out.len() > 256 {
+        return;
+    }
+    // SAFETY: a Query node's lists hold the node types named below.
+    unsafe {
+        for node in cells((*query).rtable) {
+            let rte = node as *mut pg_sys::RangeTblEntry;
+            match (*rte).rtekind {
+                pg_sys::RTEKind::RTE_RELATION => out.push((*rte).relid),
+                pg_sys::RTEKind::RTE_SUBQUERY => relids((*rte).subquery, out),
+                _ => {}
+            }
+        }
+        for node in cells((*query).cteList) {
+            let q = (*(node as *mut pg_sys::CommonTableExpr)).ctequery;
+            if !q.is_null() && (*q).type_ == pg_sys::NodeTag::T_Query {
+                relids(q as *mut pg_sys::Query, out);
+            }
+        }
+    }
+}
+
+/// The pointers of a List's cells (none for NULL, the empty List).
+///
+/// SAFETY: `list` is a List of pointers, or NULL.
+unsafe fn cells(list: *mut pg_sys::List) -> Vec<*mut std::ffi::c_void> {
+    if list.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: a valid List of `length` cells.
+    unsafe {
+        (0..(*list).length as usize)
+            .map(|i| (*(*list).elements.add(i)).ptr_value)
+            .collect()
+    }
+}
+
+/// After parse analysis, before any permission check of the statement: records which relations
+/// of `SCHEMAS` it names, then calls the previous hook. (A plan reused without parse analysis, as
+/// PL/pgSQL reuses its own, finds the record of the last statement analysed: at worst a hint goes
+/// missing, or names one of our relations which that statement used.)
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn after_parse(
+    pstate: *mut pg_sys::ParseState,
+    query: *mut pg_sys::Query,
+    jstate: *mut pg_sys::JumbleState,
+) {
+    let schemas = SCHEMAS.get().copied().unwrap_or_default();
+    // SAFETY: catalog cache lookups in a backend, inside the transaction of the parse analysis.
+    let names = unsafe {
+        let spaces: Vec<pg_sys::Oid> = schemas
+            .iter()
+            .map(|s| pg_sys::get_namespace_oid(s.as_ptr(), true))
+            .filter(|o| *o != pg_sys::InvalidOid)
+            .collect();
+        let mut names = Vec::new();
+        if !spaces.is_empty() {
+            let mut rels = Vec::new();
+            relids(query, &mut rels);
+            for rel in rels {
+                if spaces.contains(&pg_sys::get_rel_namespace(rel)) {
+                    let name = pg_sys::get_rel_name(rel);
+                    if !name.is_null() {
+                        names.push(CStr::from_ptr(name).to_string_lossy().into_owned());
+                    }
+                }
+            }
+        }
+        names
+    };
+    CHECKED.try_with(|c| *c = names);
+    // SAFETY: the previous hook, with the arguments PostgreSQL passed.
+    unsafe {
+        if let Some(prev) = PREV_PARSE {
+            prev(pstate, query, jstate);
+        }
+    }
+}
+
+/// Whether a privilege error's message is about a table or view (`permission denied for table
+/// x`, `... for view x`, `... for materialized view x`), whose name alone does not say whose.
+fn about_relation(message: &str) -> bool {
+    let mut words = message.trim_end().rsplit(' ');
+    words.next();
+    matches!(words.next(), Some("table" | "view"))
 }
 
 /// The object a privilege error names: the last word of its message, without quotes.
@@ -55,7 +162,15 @@ unsafe extern "C-unwind" fn emit_log(edata: *mut pg_sys::ErrorData) {
                 .into_owned();
             let hint = std::panic::catch_unwind(|| {
                 let hint_for = HINT_FOR.get()?;
-                CString::new(hint_for(object_of(&message)?)?).ok()
+                let object = object_of(&message)?;
+                if about_relation(&message)
+                    && !CHECKED
+                        .try_with(|c| c.iter().any(|n| n == object))
+                        .unwrap_or(false)
+                {
+                    return None;
+                }
+                CString::new(hint_for(object)?).ok()
             });
             if let Ok(Some(hint)) = hint {
                 (*edata).hint = pg_sys::pstrdup(hint.as_ptr());
@@ -70,7 +185,7 @@ unsafe extern "C-unwind" fn emit_log(edata: *mut pg_sys::ErrorData) {
 #[cfg(any(test, feature = "pg_test"))]
 #[pgrx::pg_schema]
 mod tests {
-    use super::object_of;
+    use super::{about_relation, object_of};
     use pgrx::prelude::*;
 
     #[pg_test]
@@ -88,5 +203,16 @@ mod tests {
             Some("segments")
         );
         assert_eq!(object_of(""), None);
+    }
+
+    #[pg_test]
+    fn tables_and_views_are_told_from_functions() {
+        assert!(about_relation("permission denied for table segments"));
+        assert!(about_relation("permission denied for view worker_leases"));
+        assert!(about_relation("permission denied for materialized view m"));
+        assert!(!about_relation(
+            "permission denied for function segment_create"
+        ));
+        assert!(!about_relation("permission denied for sequence s"));
     }
 }

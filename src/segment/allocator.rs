@@ -29,6 +29,14 @@ const START_TIMEOUT_MS: i64 = 10_000;
 /// Most items committed in one transaction.
 const BATCH: usize = 256;
 
+/// Whether this process is a database's allocator: its own moves of `max_id` are the ranges it
+/// commits, which it publishes itself; anyone else's move invalidates the ranges cached below it.
+static IS_ALLOCATOR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn is_this_process() -> bool {
+    IS_ALLOCATOR.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Makes sure this database's allocator runs and wakes it; 53000 if it cannot start.
 pub fn wake(db: u32) -> Result<(), IdError> {
     let now = now_ms();
@@ -149,6 +157,7 @@ impl Item {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
     worker_loop::attach_signals();
+    IS_ALLOCATOR.store(true, std::sync::atomic::Ordering::Relaxed);
     let db = arg.value() as u32;
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(pg_sys::Oid::from(db)), None);
     if !check_in(db) {

@@ -5,6 +5,7 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgTryBuilder};
 
+use crate::pg::as_owner::as_owner;
 use crate::pg::spi_read::{one_i64, Arg};
 
 /// Whether a business type exists, as the caller's transaction sees it. Everyone may call
@@ -47,25 +48,36 @@ pub(super) fn type_exists(name: &str) -> bool {
 /// `segment_next('<name>')` (0 if none): a type created (again) goes on above them. After a
 /// restore that could not bring `idgen.segments` back (a database owner who may not write it), or
 /// a type deleted with its retired row, this is what keeps `segment_create` from starting below
-/// IDs the application already holds. Read as the caller: a column it may not read is an error.
+/// IDs the application already holds. Each table is read as its owner (pg/as_owner.rs): its
+/// row-level security, index expressions or operators may be any role's code, which must not run
+/// with the rights of the administrator calling segment_create.
 pub(super) fn above_columns(name: &str) -> i64 {
     let queries = Spi::connect(|c| {
         c.select(
-            "SELECT format('SELECT max(%I)::bigint FROM %s', a.attname, cl.oid::pg_catalog.regclass),
-                    format('%s.%I', cl.oid::pg_catalog.regclass, a.attname)
+            // Every name qualified: segment_create runs under its caller's search_path.
+            "SELECT pg_catalog.format('SELECT pg_catalog.max(%I)::pg_catalog.int8 FROM %s', a.attname, cl.oid::pg_catalog.regclass),
+                    pg_catalog.format('%s.%I', cl.oid::pg_catalog.regclass, a.attname), cl.relowner
                FROM pg_catalog.pg_attrdef d
-               JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
-               JOIN pg_catalog.pg_class cl ON cl.oid = d.adrelid
-              WHERE cl.relkind IN ('r', 'p') AND NOT cl.relispartition AND NOT a.attisdropped
-                AND a.atttypid IN ('pg_catalog.int8'::pg_catalog.regtype, 'pg_catalog.int4'::pg_catalog.regtype,
-                                   'pg_catalog.numeric'::pg_catalog.regtype)
+               JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid
+                                              AND a.attnum OPERATOR(pg_catalog.=) d.adnum
+               JOIN pg_catalog.pg_class cl ON cl.oid OPERATOR(pg_catalog.=) d.adrelid
+              WHERE cl.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])
+                AND NOT cl.relispartition AND NOT a.attisdropped
+                AND a.atttypid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.int8'::pg_catalog.regtype,
+                    'pg_catalog.int4'::pg_catalog.regtype, 'pg_catalog.numeric'::pg_catalog.regtype]::pg_catalog.oid[])
                 AND pg_catalog.strpos(pg_catalog.pg_get_expr(d.adbin, d.adrelid),
                                       'segment_next(' OPERATOR(pg_catalog.||) pg_catalog.quote_literal($1)
-                                      OPERATOR(pg_catalog.||) '::text)') > 0",
+                                      OPERATOR(pg_catalog.||) '::text)') OPERATOR(pg_catalog.>) 0",
             None,
             &[name.into()],
         )?
-        .map(|row| Ok((row.get::<String>(1)?, row.get::<String>(2)?)))
+        .map(|row| {
+            Ok((
+                row.get::<String>(1)?,
+                row.get::<String>(2)?,
+                row.get::<pg_sys::Oid>(3)?,
+            ))
+        })
         .collect::<Result<Vec<_>, pgrx::spi::Error>>()
     })
     .unwrap_or_else(|e| {
@@ -73,11 +85,11 @@ pub(super) fn above_columns(name: &str) -> i64 {
             .raise()
     });
     let mut top = 0;
-    for (query, column) in queries {
-        let (Some(query), Some(column)) = (query, column) else {
+    for (query, column, owner) in queries {
+        let (Some(query), Some(column), Some(owner)) = (query, column, owner) else {
             continue;
         };
-        let held = Spi::get_one::<i64>(&query).unwrap_or_else(|e| {
+        let held = as_owner(owner, || Spi::get_one::<i64>(&query)).unwrap_or_else(|e| {
             crate::errors::internal(format!(
                 "idgen.segment_create: could not read {column}: {e}"
             ))

@@ -183,7 +183,20 @@ mod idgen_internal {
     use pgrx::prelude::*;
 
     use crate::pg::time::ts_of_ms;
-    use crate::segment::cache_rows;
+    use crate::segment::{allocator, cache_rows, forget};
+
+    /// Called by the trigger `segments_moved` when a type's `max_id` moves. A move by anyone but
+    /// this database's allocator (idgen.segment_advance after a point-in-time recovery, an
+    /// administrator's UPDATE) may leave ranges cached on this node among IDs handed out before:
+    /// they are forgotten (a gap, never a repeat). The trigger runs after the UPDATE took the
+    /// row's lock, so a refill that starts now waits for the move to commit and plans above it,
+    /// and one committed before has its answer dropped (the slot's generation changed).
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn segment_moved(biz_type: &str) {
+        if !allocator::is_this_process() {
+            forget(biz_type);
+        }
+    }
 
     /// What this database's business types hold in the shared cache.
     #[pg_extern(volatile, parallel_safe)]
@@ -234,7 +247,7 @@ mod idgen_internal {
 extension_sql_file!(
     "../../sql/segments.sql",
     name = "segments_table",
-    requires = [idgen_internal::segment_cache],
+    requires = [idgen_internal::segment_cache, idgen_internal::segment_moved],
 );
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -47,4 +47,25 @@ check "Django: create() and bulk_create() get Snowflake IDs back (101 distinct)"
   "$(field "$out" create_id_is_snowflake)|$(field "$out" bulk_create_ids)|$(field "$out" distinct)|$(field "$out" all_snowflake)" "True|100|101|True"
 check "Django: a segment type created in an open transaction is not usable in it (42704), and is once committed" eq \
   "$(field "$out" segment_in_open_transaction)|$(field "$out" segment_after_commit)" "42704|1"
+
+# Django's contrib apps declare 32-bit keys (AutoField): Django drops lookups beyond 32 bits for
+# them, so a converted table would lose every new row to Django without an error. The conversion
+# cannot see that; its dry run (widen off, as by default) lists the whole plan and warns for each
+# such key instead of stopping at the first.
+q $PORT "CREATE DATABASE djcontrib" >/dev/null
+qdb $PORT djcontrib "CREATE EXTENSION pg_idgen" >/dev/null
+out=$("$VENV/bin/python" "$REPO/examples/django/contrib_migrate.py" "host=127.0.0.1 port=$PORT dbname=djcontrib user=postgres")
+echo "    $out"
+int_keys=$(qdb $PORT djcontrib "SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+                                 JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
+                                WHERE a.attname = 'id' AND a.atttypid = 'int4'::regtype AND c.relkind = 'r'")
+plan=$(psql -h 127.0.0.1 -p $PORT -U postgres -d djcontrib -X -q -A -t -c \
+  "SELECT table_name || ': ' || statement FROM idgen.convert_schema_to_snowflake('public')" 2>&1)
+warned=0
+for t in $int_keys; do grep -q "WARNING:  .*the key $t.id was integer: declare it 64-bit in every application first" <<<"$plan" && warned=$((warned + 1)); done
+check "Django's contrib tables with 32-bit keys ($(wc -w <<<"$int_keys"), e.g. auth_user): the dry run warns for each" \
+  eq "$warned|$(grep -c "ALTER TABLE auth_user ALTER COLUMN id TYPE bigint" <<<"$plan")" "$(wc -w <<<"$int_keys")|1"
+check "Django declares those keys AutoField (so a converted table would hide its new rows from Django)" eq \
+  "$(field "$out" keys | python3 -c "import ast, sys; k = ast.literal_eval(sys.stdin.read()); print(k['auth_user'], k['django_content_type'])")" "AutoField AutoField"
+check "the dry run changed nothing" eq "$(qdb $PORT djcontrib "SELECT count(*) FROM pg_attrdef d WHERE pg_get_expr(d.adbin, d.adrelid) LIKE '%snowflake_next%'")" 0
 finish

@@ -10,6 +10,9 @@
 #   - the conversion, in one transaction: new rows get Snowflake IDs above every old key, foreign
 #     keys hold, identities are gone, sequences are detached and kept (or dropped);
 #   - a failure part way undoes all of it;
+#   - it changes only what it was asked to: a sequence another table shares or owns is left as it
+#     is (and said so), a numeric(10,0) key is refused without widen, an integer key's dry run
+#     lists the plan with a warning instead of stopping;
 #   - pg_dump / pg_restore of the converted schema restores, and the restored tables take rows.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26448
@@ -120,6 +123,37 @@ check "the old rows and the foreign keys are intact" eq \
                      (SELECT count(*) FROM app.item_tags x JOIN app.items i ON i.id = x.item_id JOIN app.tags t ON t.id = x.tag_id)")" 5001,300
 check "converting again is refused: 42710" grep -q 'ERROR:  42710: .*already defaults to snowflake_next()' \
   <<<"$(err "SELECT idgen.convert_to_snowflake('app.orders', 'id')")"
+
+phase "only what it was asked to change: shared sequences, keys that cannot hold IDs"
+# Older Rails and Django schemas share one sequence between tables: converting one table must
+# leave the other's sequence (and its ownership) alone. A numeric(10,0) key cannot hold IDs.
+q $PORT "CREATE SCHEMA shop;
+         CREATE TABLE shop.a (id serial PRIMARY KEY, v text);
+         CREATE TABLE shop.b (id bigint PRIMARY KEY DEFAULT nextval('shop.a_id_seq'), v text);
+         CREATE SEQUENCE shop.n_seq;
+         CREATE TABLE shop.n (id numeric(10,0) PRIMARY KEY DEFAULT nextval('shop.n_seq'), v text);
+         CREATE TABLE shop.i (id serial PRIMARY KEY, v text);
+         INSERT INTO shop.a (v) VALUES ('a'); INSERT INTO shop.b (v) VALUES ('b');
+         INSERT INTO shop.n (v) VALUES ('n'); INSERT INTO shop.i (v) VALUES ('i')" >/dev/null
+notices=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -c \
+  "SELECT count(*) FROM idgen.convert_to_snowflake('shop.b', 'id', drop_sequence => true)" 2>&1)
+check "converting shop.b says it leaves the sequence shop.a shares alone" grep -q \
+  "sequence shop.a_id_seq is left as it is" <<<"$notices"
+check "shop.a still owns its sequence, which still exists" eq \
+  "$(q $PORT "SELECT pg_get_serial_sequence('shop.a', 'id')")" "shop.a_id_seq"
+check "shop.a still takes rows from it" eq "$(q $PORT "INSERT INTO shop.a (v) VALUES ('a2') RETURNING id")" 3
+check "shop.b takes Snowflake IDs" eq "$(q $PORT "INSERT INTO shop.b (v) VALUES ('b2') RETURNING id > 2^53")" t
+check "a numeric(10,0) key is refused without widen (42804), naming it" grep -q \
+  'ERROR:  42804: .*shop.n.id cannot hold Snowflake IDs' <<<"$(err "SELECT idgen.convert_to_snowflake('shop.n', 'id')")"
+q $PORT "SELECT count(*) FROM idgen.convert_to_snowflake('shop.n', 'id', widen => true)" >/dev/null 2>&1
+check "with widen it becomes bigint and takes rows" eq \
+  "$(q $PORT "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'shop.n'::regclass AND attname = 'id'")|$(q $PORT "INSERT INTO shop.n (v) VALUES ('n2') RETURNING id > 2^53")" "bigint|t"
+plan=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -c \
+  "SELECT statement FROM idgen.convert_to_snowflake('shop.i', 'id', dry_run => true)" 2>&1)
+check "an integer key's dry run lists the plan (no 42804), warning that it needs widen" eq \
+  "$(grep -c 'ALTER TABLE shop.i ALTER COLUMN id TYPE bigint\|WARNING:  .*shop.i.id cannot hold Snowflake IDs: the plan widens them, which needs widen => true' <<<"$plan")" 2
+check "and warns that applications must declare the key 64-bit first" grep -q \
+  'WARNING:  .*the key shop.i.id was integer: declare it 64-bit in every application first' <<<"$plan"
 
 phase "pg_dump / pg_restore"
 q $PORT "CREATE DATABASE restored" >/dev/null

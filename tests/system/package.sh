@@ -31,7 +31,7 @@ check "the library is installed 0644, like Debian's own extension libraries" \
 apt_install_missing lintian >/dev/null 2>&1 || true
 if command -v lintian >/dev/null; then
   status=0
-  lintian --fail-on error,warning --no-tag-display-limit "$deb" >"$out/lintian.log" 2>&1 || status=$?
+  lintian --fail-on error,warning --tag-display-limit 0 "$deb" >"$out/lintian.log" 2>&1 || status=$?
   sed 's/^/    lintian: /' "$out/lintian.log"
   check "lintian finds no error or warning" eq "$status" 0
 else

@@ -3,7 +3,8 @@
 # restore point; then ranges committed and IDs handed out (recorded outside the database, as
 # clients hold them); recovery to the restore point. The recovered idgen.segments is behind those
 # IDs, as PostgreSQL's own sequences would be; idgen.segment_advance(margin) moves every type past
-# them, and Snowflake IDs are above them anyway (time moved on).
+# them, also when a caller had made the node cache ranges before the remedy, and Snowflake IDs are
+# above them anyway (time moved on).
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 P=26440
 R=26441
@@ -47,10 +48,17 @@ inv_ids=$(awk -F'|' '$1 == "inv" {print $2}' "$OUT/ids" | sort -n | tail -1)
 small_out=$(awk -F'|' '$1 == "small" {print $2}' "$OUT/ids" | sort -n | tail -1)
 check "the recovered idgen.segments is behind IDs handed out after the restore point (the hazard)" eq \
   "$(q $R "SELECT max_id < $inv_out FROM idgen.segments WHERE biz_type = 'inv'")" t
+# One caller before the remedy (the node caches a current and a next range of each type, both
+# among the IDs handed out after the restore point): segment_advance must forget them.
+q $R "SELECT segment_next('inv'), segment_next('small')" >/dev/null
+check "before segment_advance, the node has ranges of both types cached" eq \
+  "$(q $R "SELECT count(*) FROM idgen.segment_status WHERE cached AND ids_left > 0")" 2
 q $R "SELECT * FROM idgen.segment_advance(1000000)" >"$OUT/advanced"
+check "segment_advance forgot the ranges this node had cached" eq \
+  "$(q $R "SELECT count(*) FROM idgen.segment_status WHERE ids_left > 0")" 0
 check "segment_advance moved both types" eq "$(wc -l <"$OUT/advanced")" 2
 check "after segment_advance, every new segment ID and range is above everything handed out" eq \
-  "$(q $R "SELECT (SELECT min(x) FROM (SELECT segment_next('inv') x FROM generate_series(1, 3000)) a) > $inv_out
+  "$(q $R "SELECT (SELECT min(x) FROM (SELECT segment_next('inv') x FROM generate_series(1, 5000)) a) > $inv_out
            AND (SELECT start_id FROM idgen.segment_alloc('inv')) >= $inv_out
            AND (SELECT min(x) FROM (SELECT segment_next('small') x FROM generate_series(1, 100)) b) > $small_out")" t
 check "Snowflake IDs after the recovery are above those made after the restore point" eq \

@@ -12,6 +12,28 @@ CREATE DOMAIN kt_dom AS integer;
 CREATE TABLE kt_domain (id kt_dom DEFAULT snowflake_next());
 -- double precision rounds IDs above 2^53 into repeats (the node's layout is not js_safe).
 CREATE TABLE kt_double (id double precision DEFAULT snowflake_next());
+-- Domains at any depth count as their base type; a numeric that cannot hold 19 digits, or whose
+-- negative scale rounds IDs together, is refused too.
+CREATE DOMAIN kt_dom2 AS kt_dom;
+CREATE TABLE kt_domain2 (id kt_dom2 DEFAULT snowflake_next());
+CREATE DOMAIN kt_ddom AS double precision;
+CREATE DOMAIN kt_ddom2 AS kt_ddom;
+CREATE TABLE kt_ddomain2 (id kt_ddom2 DEFAULT snowflake_next());
+CREATE TABLE kt_num10 (id numeric(10,0) DEFAULT snowflake_next());
+CREATE TABLE kt_numneg (id numeric(20,-6) DEFAULT snowflake_next());
+-- A parent's column retyped after an inheritance child or a partition got the default.
+CREATE TABLE kt_parent (id bigint, v int);
+CREATE TABLE kt_child () INHERITS (kt_parent);
+ALTER TABLE kt_child ALTER COLUMN id SET DEFAULT snowflake_next();
+ALTER TABLE kt_parent ALTER COLUMN id TYPE integer;
+ALTER TABLE kt_parent ALTER COLUMN id TYPE double precision;
+CREATE TABLE kt_parted (id bigint, k int) PARTITION BY LIST (k);
+CREATE TABLE kt_part PARTITION OF kt_parted FOR VALUES IN (1);
+ALTER TABLE kt_part ALTER COLUMN id SET DEFAULT snowflake_next();
+ALTER TABLE kt_parted ALTER COLUMN id TYPE integer;
+ALTER TABLE kt_parted ALTER COLUMN id TYPE double precision;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid IN ('kt_child'::regclass, 'kt_part'::regclass) AND attname = 'id';
 -- The same through ALTER TABLE: a default set later, or the type changed later.
 CREATE TABLE kt_plain (id integer, v int);
 ALTER TABLE kt_plain ALTER COLUMN id SET DEFAULT snowflake_next();
@@ -23,6 +45,7 @@ CREATE TABLE kt_int (id integer DEFAULT snowflake_next());
 \set VERBOSITY default
 -- Accepted: bigint, numeric, and the tables above that were refused do not exist.
 CREATE TABLE kt_numeric (id numeric DEFAULT snowflake_next());
+CREATE TABLE kt_num25 (id numeric(25,2) DEFAULT snowflake_next());
 SELECT count(*) FROM pg_class WHERE relname IN ('kt_int', 'kt_small', 'kt_real', 'kt_domain', 'kt_double');
 SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'kt_ok'::regclass AND attname = 'id';
 INSERT INTO kt_ok (v) VALUES (1) RETURNING id > 2147483647 AS beyond_integer;
@@ -30,6 +53,9 @@ INSERT INTO kt_ok (v) VALUES (1) RETURNING id > 2147483647 AS beyond_integer;
 SELECT idgen.segment_create('kt');
 CREATE TABLE kt_seg (id integer PRIMARY KEY DEFAULT segment_next('kt'));
 INSERT INTO kt_seg DEFAULT VALUES RETURNING id;
+-- real rounds segment IDs above 2^24 (a WARNING); a negative scale rounds the first ones (refused).
+CREATE TABLE kt_seg_real (id real DEFAULT segment_next('kt'));
+CREATE TABLE kt_seg_neg (id numeric(20,-6) DEFAULT segment_next('kt'));
 -- idgen.key_type_check = warning lets a refused command through (restoring an old schema);
 -- off skips the check; anything else is refused by the setting.
 SET idgen.key_type_check = warning;
@@ -49,7 +75,9 @@ RESET ROLE;
 CREATE SEQUENCE kt_seq;
 CREATE TABLE kt_unrelated (id integer DEFAULT nextval('kt_seq'));
 CREATE TABLE kt_as AS SELECT 1::int AS id;
-DROP TABLE kt_ok, kt_numeric, kt_seg, kt_restored, kt_off, kt_by_role, kt_plain, kt_as;
+DROP TABLE kt_ok, kt_numeric, kt_num25, kt_seg, kt_seg_real, kt_restored, kt_off, kt_by_role, kt_plain, kt_as,
+    kt_parent, kt_child, kt_parted;
+DROP DOMAIN kt_dom2, kt_ddom2, kt_ddom;
 DROP TABLE kt_unrelated;
 DROP SEQUENCE kt_seq;
 DROP DOMAIN kt_dom;

@@ -50,8 +50,12 @@ RESET ROLE;
 -- An application role in idgen_client leases worker ids and takes whole ranges, nothing more.
 SET ROLE idgen_test_app;
 SELECT worker_id, lease > 0 AS has_lease FROM idgen.worker_acquire('app-1');
-SELECT idgen.worker_heartbeat(0, 'app-1') > now() AS renewed;
-SELECT idgen.worker_release(0, 'app-1') AS released;
+SELECT worker_id AS app_worker, lease AS app_lease FROM idgen.worker_acquire('app-2') \gset
+-- Another client's lease, named by its code: neither renewed nor ended without its lease number.
+SELECT pg_temp.try($$SELECT idgen.worker_heartbeat(0, 'app-1')$$) AS heartbeat_without_lease,
+       pg_temp.try($$SELECT idgen.worker_release(0, 'app-1')$$) AS release_without_lease;
+SELECT idgen.worker_heartbeat(:app_worker, 'app-2', lease => :app_lease) > now() AS renewed;
+SELECT idgen.worker_release(:app_worker, 'app-2', lease => :app_lease) AS released;
 SELECT start_id, end_id FROM idgen.segment_alloc('priv');
 SELECT pg_temp.try($$SELECT idgen.segment_create('x')$$) AS segment_create,
        pg_temp.try($$DELETE FROM idgen.workers$$) AS delete_workers,
@@ -98,8 +102,8 @@ SELECT p.oid::regprocedure AS public_function
  ORDER BY p.oid::regprocedure::text;
 
 -- A refusal names the role to grant (PostgreSQL raises it before pg_idgen's code runs; the hint
--- is added on its way to the client). Objects of the same name outside idgen get the same hint;
--- other privilege errors none.
+-- is added on its way to the client). A table or view gets it only if it is pg_idgen's: a user's
+-- own tables called workers or segments get none, nor do other privilege errors.
 SET ROLE idgen_test_plain;
 SELECT idgen.segment_create('x');
 SELECT count(*) FROM idgen.segment_status;
@@ -107,12 +111,21 @@ DELETE FROM idgen.node_origins;
 SELECT * FROM idgen.worker_acquire('x');
 RESET ROLE;
 CREATE TABLE priv_own (id int);
-REVOKE ALL ON priv_own FROM PUBLIC;
+CREATE TABLE public.workers (id int);
+CREATE SCHEMA app;
+CREATE TABLE app.segments (id int);
+GRANT USAGE ON SCHEMA app TO PUBLIC;
+REVOKE ALL ON priv_own, public.workers, app.segments FROM PUBLIC;
 SET ROLE idgen_test_app;
 SELECT * FROM idgen.worker_leases;
 SELECT * FROM priv_own;
+SELECT * FROM workers;
+SELECT * FROM app.segments;
+DELETE FROM app.segments;
+SELECT * FROM idgen.segments;
 RESET ROLE;
-DROP TABLE priv_own;
+DROP TABLE priv_own, public.workers;
+DROP SCHEMA app CASCADE;
 
 DROP FUNCTION pg_temp.try(text);
 DROP EXTENSION pg_idgen;

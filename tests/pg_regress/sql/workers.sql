@@ -16,8 +16,8 @@ SELECT worker_id FROM idgen.worker_acquire('10.0.0.1:8080#a4:5e:60:b2:1c:01');
 -- Release, then the same code gets its old id back first (PriorityEqualCodeWorkId), with a
 -- larger lease number (by a random step: only the holder knows it), told to start after the
 -- release.
-SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01') AS released;
-SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01') AS released_again;
+SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :first_lease) AS released;
+SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :first_lease) AS released_again;
 SELECT worker_id FROM idgen.worker_acquire('another code');
 SELECT worker_id, lease - :first_lease BETWEEN 1 AND 1099511627776 AS grew_by_a_random_step,
        start_after IS NOT NULL AND start_after <= clock_timestamp() AS starts_after_release
@@ -25,16 +25,21 @@ SELECT worker_id, lease - :first_lease BETWEEN 1 AND 1099511627776 AS grew_by_a_
 SELECT lease AS second_lease FROM idgen.workers WHERE worker_id = 0 \gset
 
 -- Heartbeats renew and carry last_ts; a stale lease number (fencing) or another code is refused.
-SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', clock_timestamp()) > clock_timestamp() AS renewed;
+SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', clock_timestamp(), :second_lease) > clock_timestamp() AS renewed;
 SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :second_lease) IS NOT NULL AS renewed_with_lease;
 -- No error names another holder's code or lease number (they prove a holder).
 \set VERBOSITY terse
 SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :first_lease);
-SELECT idgen.worker_heartbeat(0, 'someone else');
-SELECT idgen.worker_heartbeat(999, 'nobody');
+SELECT idgen.worker_heartbeat(0, 'someone else', lease => :second_lease);
+SELECT idgen.worker_heartbeat(999, 'nobody', lease => 1);
 \set VERBOSITY default
-SELECT idgen.worker_release(1, 'someone else');
-SELECT idgen.worker_release(999, 'nobody');
+SELECT idgen.worker_release(1, 'someone else', lease => 1);
+SELECT idgen.worker_release(999, 'nobody', lease => 1);
+-- Without the lease number neither renews nor ends a lease, whoever calls: the code is a name that
+-- other roles can read, not a proof (the lease stays held).
+SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01');
+SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', clock_timestamp());
+SELECT state FROM idgen.worker_leases WHERE worker_id = 0;
 
 -- Exhaustion in a tiny range says so, and how many are held (terse: the detail has a time).
 SELECT worker_id FROM idgen.worker_acquire('dc2-a', '10 s', 100, 101);
@@ -45,10 +50,11 @@ SELECT worker_id FROM idgen.worker_acquire('dc2-c', '10 s', 100, 101);
 -- Expiry with a 1-second ttl: the lapsed holder's heartbeat is an ERROR; the id stays unusable
 -- for the grace period, then goes to the next code, which starts after the old holder's time.
 SET idgen.worker_lease_grace = '700ms';
-SELECT worker_id FROM idgen.worker_acquire('short-lived', '1 second', 200, 200);
-SELECT idgen.worker_heartbeat(200, 'short-lived', clock_timestamp()) IS NOT NULL AS renewed;
+SELECT worker_id, lease AS short_lease FROM idgen.worker_acquire('short-lived', '1 second', 200, 200) \gset
+SELECT :worker_id AS worker_id;
+SELECT idgen.worker_heartbeat(200, 'short-lived', clock_timestamp(), :short_lease) IS NOT NULL AS renewed;
 SELECT pg_sleep(1.2);
-SELECT idgen.worker_heartbeat(200, 'short-lived');
+SELECT idgen.worker_heartbeat(200, 'short-lived', lease => :short_lease);
 SELECT worker_id FROM idgen.worker_acquire('successor', '1 second', 200, 200);
 \set VERBOSITY default
 SELECT state FROM idgen.worker_leases WHERE worker_id = 200;
@@ -71,7 +77,7 @@ SELECT * FROM idgen.worker_acquire('x', '8 days');
 SELECT * FROM idgen.worker_acquire('x', '1 min', 5, 4);
 SELECT * FROM idgen.worker_acquire('x', '1 min', -1, 4);
 SELECT idgen.worker_heartbeat(NULL, 'x');
-SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', now() + interval '2 hours');
+SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', now() + interval '2 hours', :second_lease);
 BEGIN;
 SELECT * FROM idgen.worker_acquire('in a transaction');
 ROLLBACK;
