@@ -26,6 +26,8 @@ run_case() { # run_case WHAT SETTING...
   q $PORT "CREATE EXTENSION pg_idgen; CREATE TABLE ids (id bigint, m text)"
   q $PORT "INSERT INTO ids SELECT snowflake_next(), msgid_next(1, 'x') FROM generate_series(1, 1000)"
   as_pg "$PGBIN/pg_ctl" -D "$(cluster_dir rs_node)" -m fast -w restart -l "$(cluster_dir rs_node)/server.log" >/dev/null
+  check "$what: idgen.streams shows no last tick before the first ID since the start, as its comment says" eq \
+    "$(q $PORT "SELECT count(*) FILTER (WHERE last_tick_time IS NULL AND ids_issued = 0) FROM idgen.streams")" 3
   check "$what: snowflake_next() works right after a clean restart" eq \
     "$(msg_err "INSERT INTO ids (id) SELECT snowflake_next()")" ""
   check "$what: msgid_next() works right after a clean restart" eq \
