@@ -97,7 +97,7 @@ BEGIN
                       DETAIL = CASE WHEN c.base = 'numeric'::regtype AND c.rounds
                                     THEN 'Its negative scale rounds the IDs: different IDs would be stored as the same value.'
                                     WHEN c.rounds
-                                    THEN 'Snowflake IDs of this node''s layout go above 2^53, where floating point rounds them: IDs would repeat.'
+                                    THEN 'Snowflake IDs of this node''s layout are larger than floating point holds exactly (2^24 in real, 2^53 in double precision): it rounds them, and IDs would repeat.'
                                     ELSE 'Snowflake IDs are 64-bit numbers: every INSERT would fail with "out of range".' END,
                       HINT = format('Make the column bigint (ALTER TABLE %s ALTER COLUMN %I TYPE bigint, and the columns that reference it). '
                                     'SET idgen.key_type_check = warning lets this command through (to restore an old schema as it was).', c.tbl, c.attname);

@@ -200,7 +200,7 @@ BEGIN
                       DETAIL = CASE WHEN c.base = 'numeric'::regtype AND c.rounds
                                     THEN 'Its negative scale rounds the IDs: different IDs would be stored as the same value.'
                                     WHEN c.rounds
-                                    THEN 'Snowflake IDs of this node''s layout go above 2^53, where floating point rounds them: IDs would repeat.'
+                                    THEN 'Snowflake IDs of this node''s layout are larger than floating point holds exactly (2^24 in real, 2^53 in double precision): it rounds them, and IDs would repeat.'
                                     ELSE 'Snowflake IDs are 64-bit numbers: every INSERT would fail with "out of range".' END,
                       HINT = format('Make the column bigint (ALTER TABLE %s ALTER COLUMN %I TYPE bigint, and the columns that reference it). '
                                     'SET idgen.key_type_check = warning lets this command through (to restore an old schema as it was).', c.tbl, c.attname);
@@ -356,14 +356,20 @@ BEGIN
     END IF;
     plan := plan || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s.snowflake_next()', tbl, col, ext);
     IF ident = '' THEN
-        -- The sequence is this column's to change only if no other column uses it and it is owned
-        -- by this column or by none.
-        SELECT array_agg(format('%s.%I', ad.adrelid::regclass, a.attname) ORDER BY 1) INTO seq_users
+        -- The sequence is this column's to change only if no other column uses it (the same
+        -- column of the table's partitions and inheritance children is this one: SET DEFAULT
+        -- reaches them too) and it is owned by this column or by none.
+        WITH RECURSIVE tree(relid) AS (
+            SELECT tbl::oid
+            UNION
+            SELECT i.inhrelid FROM pg_inherits i JOIN tree ON i.inhparent = tree.relid
+        )
+        SELECT array_agg(format('%s.%I', ad.adrelid::regclass, a.attname) ORDER BY ad.adrelid::regclass::text, a.attname) INTO seq_users
           FROM pg_depend d
           JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND d.objid = ad.oid
           JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
          WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = seq
-           AND NOT (ad.adrelid = tbl AND ad.adnum = att.attnum);
+           AND NOT (ad.adrelid IN (SELECT relid FROM tree) AND a.attname = col);
         SELECT format('%s.%I', d.refobjid::regclass, a.attname) INTO seq_owner
           FROM pg_depend d JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
          WHERE d.classid = 'pg_class'::regclass AND d.objid = seq AND d.deptype = 'a'
