@@ -32,11 +32,12 @@ mod idgen_internal {
     fn column_max(tbl: pg_sys::Oid, col: &str) -> Option<AnyNumeric> {
         let found = Spi::connect(|c| {
             let t = c.select(
-                "SELECT pg_catalog.format('SELECT pg_catalog.max(%I)::pg_catalog.numeric FROM %s',
-                                          a.attname, c.oid::pg_catalog.regclass),
+                "SELECT pg_catalog.format('SELECT pg_catalog.max(%I)::pg_catalog.numeric FROM %I.%I',
+                                          a.attname, n.nspname, c.relname),
                         c.relowner,
                         pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT')
                    FROM pg_catalog.pg_class c
+                   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
                    JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) c.oid
                   WHERE c.oid OPERATOR(pg_catalog.=) $1 AND a.attname OPERATOR(pg_catalog.=) $2
                     AND a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped",

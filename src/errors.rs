@@ -6,6 +6,19 @@ use std::sync::atomic::Ordering::Relaxed;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
+/// Keeps Rust backtraces out of the errors clients see. pgrx attaches a backtrace to the DETAIL
+/// of a PostgreSQL error that passed through Rust code (an SPI query's ERROR, say a table owner's
+/// row-level security policy raising one) whenever `std::backtrace` captures one, which it does
+/// when the server was started with RUST_BACKTRACE set. RUST_LIB_BACKTRACE=0 turns that capture
+/// off and leaves panics' own reporting to RUST_BACKTRACE. Called from _PG_init, in the postmaster
+/// before it starts any thread or child, so every process inherits it; an explicit
+/// RUST_LIB_BACKTRACE of the operator's is kept.
+pub fn keep_backtraces_out_of_errors() {
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    }
+}
+
 /// An error on its way to the client; `raise()` reports it as an ERROR.
 pub struct IdError {
     pub code: PgSqlErrorCode,

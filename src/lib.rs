@@ -47,6 +47,7 @@ pub extern "C-unwind" fn _PG_init() {
         ))
         .raise();
     }
+    errors::keep_backtraces_out_of_errors();
     gucs::define();
     // SAFETY: called once from _PG_init, as PostgreSQL documents.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };

@@ -67,7 +67,7 @@ maintainer="${DEBFULLNAME:-pg_idgen developers} <${DEBEMAIL:-pg-idgen@users.nore
 # The changelog's date: the commit's (reproducible), or now outside a git checkout.
 when=$(date -R -d "@${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}")
 # The years of the project's history (lintian wants a year in the copyright notice).
-first=$(git log --reverse --format=%ad --date=format:%Y 2>/dev/null | head -1)
+first=$(git log --format=%ad --date=format:%Y 2>/dev/null | tail -1)
 last=$(date -d "$when" +%Y)
 years=${first:-$last}
 [ "$years" = "$last" ] || years="$years-$last"

@@ -7,18 +7,17 @@
 //! (the owner's code cannot change role, create temporary objects or leave settings behind) with
 //! `search_path` set to `pg_catalog, pg_temp` for its duration.
 
-use std::panic::AssertUnwindSafe;
-
 use pgrx::pg_sys;
-use pgrx::PgTryBuilder;
 
 /// Runs `f` as `owner` in a security-restricted operation with a safe `search_path`, and puts
-/// the caller's identity and settings back afterwards, also when `f` raises an ERROR.
+/// the caller's identity and settings back afterwards. An ERROR in `f` needs no catch: the abort
+/// of the (sub)transaction restores the user id and pops the settings' nest level, as it does for
+/// a function with SET clauses (and a catch here would re-raise the error with a Rust backtrace in
+/// its DETAIL where RUST_BACKTRACE is set).
 pub fn as_owner<R>(owner: pg_sys::Oid, f: impl FnOnce() -> R) -> R {
     let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
     // SAFETY: saving and switching the current user id and opening a GUC nest level, as
-    // PostgreSQL's own maintenance commands do; both are undone in the finally below, and a
-    // (sub)transaction abort undoes them as well.
+    // PostgreSQL's own maintenance commands do; undone below, or by the abort of an ERROR.
     let nest = unsafe {
         pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
         pg_sys::SetUserIdAndSecContext(
@@ -40,13 +39,11 @@ pub fn as_owner<R>(owner: pg_sys::Oid, f: impl FnOnce() -> R) -> R {
         );
         nest
     };
-    PgTryBuilder::new(AssertUnwindSafe(f))
-        .finally(|| {
-            // SAFETY: undoes exactly what was done above, innermost first.
-            unsafe {
-                pg_sys::AtEOXact_GUC(false, nest);
-                pg_sys::SetUserIdAndSecContext(user, context);
-            }
-        })
-        .execute()
+    let result = f();
+    // SAFETY: undoes exactly what was done above, innermost first.
+    unsafe {
+        pg_sys::AtEOXact_GUC(false, nest);
+        pg_sys::SetUserIdAndSecContext(user, context);
+    }
+    result
 }

@@ -100,27 +100,38 @@ unsafe extern "C-unwind" fn after_parse(
     jstate: *mut pg_sys::JumbleState,
 ) {
     let schemas = SCHEMAS.get().copied().unwrap_or_default();
-    // SAFETY: catalog cache lookups in a backend, inside the transaction of the parse analysis.
+    // SAFETY: reads of the current transaction's state and of the Query node passed in.
+    let lookable = unsafe {
+        pg_sys::IsTransactionState()
+            && !query.is_null()
+            && (*query).commandType != pg_sys::CmdType::CMD_UTILITY
+    };
+    // SAFETY: catalog cache lookups in a backend, inside a valid transaction (not an aborted one:
+    // a ROLLBACK there is parse-analysed too, and a catalog lookup would fail it).
     let names = unsafe {
-        let spaces: Vec<pg_sys::Oid> = schemas
-            .iter()
-            .map(|s| pg_sys::get_namespace_oid(s.as_ptr(), true))
-            .filter(|o| *o != pg_sys::InvalidOid)
-            .collect();
-        let mut names = Vec::new();
-        if !spaces.is_empty() {
-            let mut rels = Vec::new();
-            relids(query, &mut rels);
-            for rel in rels {
-                if spaces.contains(&pg_sys::get_rel_namespace(rel)) {
-                    let name = pg_sys::get_rel_name(rel);
-                    if !name.is_null() {
-                        names.push(CStr::from_ptr(name).to_string_lossy().into_owned());
+        if !lookable {
+            Vec::new()
+        } else {
+            let spaces: Vec<pg_sys::Oid> = schemas
+                .iter()
+                .map(|s| pg_sys::get_namespace_oid(s.as_ptr(), true))
+                .filter(|o| *o != pg_sys::InvalidOid)
+                .collect();
+            let mut names = Vec::new();
+            if !spaces.is_empty() {
+                let mut rels = Vec::new();
+                relids(query, &mut rels);
+                for rel in rels {
+                    if spaces.contains(&pg_sys::get_rel_namespace(rel)) {
+                        let name = pg_sys::get_rel_name(rel);
+                        if !name.is_null() {
+                            names.push(CStr::from_ptr(name).to_string_lossy().into_owned());
+                        }
                     }
                 }
             }
+            names
         }
-        names
     };
     CHECKED.try_with(|c| *c = names);
     // SAFETY: the previous hook, with the arguments PostgreSQL passed.

@@ -55,12 +55,14 @@ pub(super) fn above_columns(name: &str) -> i64 {
     let queries = Spi::connect(|c| {
         c.select(
             // Every name qualified: segment_create runs under its caller's search_path.
-            "SELECT pg_catalog.format('SELECT pg_catalog.max(%I)::pg_catalog.int8 FROM %s', a.attname, cl.oid::pg_catalog.regclass),
-                    pg_catalog.format('%s.%I', cl.oid::pg_catalog.regclass, a.attname), cl.relowner
+            // The table is named with its schema: it is read under another search_path.
+            "SELECT pg_catalog.format('SELECT pg_catalog.max(%I)::pg_catalog.int8 FROM %I.%I', a.attname, n.nspname, cl.relname),
+                    pg_catalog.format('%I.%I.%I', n.nspname, cl.relname, a.attname), cl.relowner
                FROM pg_catalog.pg_attrdef d
                JOIN pg_catalog.pg_attribute a ON a.attrelid OPERATOR(pg_catalog.=) d.adrelid
                                               AND a.attnum OPERATOR(pg_catalog.=) d.adnum
                JOIN pg_catalog.pg_class cl ON cl.oid OPERATOR(pg_catalog.=) d.adrelid
+               JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) cl.relnamespace
               WHERE cl.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[])
                 AND NOT cl.relispartition AND NOT a.attisdropped
                 AND a.atttypid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.int8'::pg_catalog.regtype,

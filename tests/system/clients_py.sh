@@ -62,9 +62,9 @@ int_keys=$(qdb $PORT djcontrib "SELECT string_agg(c.relname, ' ' ORDER BY c.reln
 plan=$(psql -h 127.0.0.1 -p $PORT -U postgres -d djcontrib -X -q -A -t -c \
   "SELECT table_name || ': ' || statement FROM idgen.convert_schema_to_snowflake('public')" 2>&1)
 warned=0
-for t in $int_keys; do grep -q "WARNING:  .*the key $t.id was integer: declare it 64-bit in every application first" <<<"$plan" && warned=$((warned + 1)); done
+for t in $int_keys; do grep -q "WARNING:  .*the key public.$t.id was integer: declare it 64-bit in every application first" <<<"$plan" && warned=$((warned + 1)); done
 check "Django's contrib tables with 32-bit keys ($(wc -w <<<"$int_keys"), e.g. auth_user): the dry run warns for each" \
-  eq "$warned|$(grep -c "ALTER TABLE auth_user ALTER COLUMN id TYPE bigint" <<<"$plan")" "$(wc -w <<<"$int_keys")|1"
+  eq "$warned|$(grep -c "ALTER TABLE public.auth_user ALTER COLUMN id TYPE bigint" <<<"$plan")" "$(wc -w <<<"$int_keys")|1"
 check "Django declares those keys AutoField (so a converted table would hide its new rows from Django)" eq \
   "$(field "$out" keys | python3 -c "import ast, sys; k = ast.literal_eval(sys.stdin.read()); print(k['auth_user'], k['django_content_type'])")" "AutoField AutoField"
 check "the dry run changed nothing" eq "$(qdb $PORT djcontrib "SELECT count(*) FROM pg_attrdef d WHERE pg_get_expr(d.adbin, d.adrelid) LIKE '%snowflake_next%'")" 0

@@ -70,6 +70,21 @@ out=$(as_boss "SELECT count(*) FROM idgen.convert_schema_to_snowflake('eve_s')")
 check "convert_schema_to_snowflake (dry run) skips Eve's tables and says so" grep -q "skipped the tables of other roles: eve_s.legacy.id" <<<"$out"
 check "convert_to_snowflake of Eve's table is refused (42501) before it reads anything" grep -q "must be owner of table eve_s.legacy" \
   <<<"$(as_boss "SELECT idgen.convert_to_snowflake('eve_s.legacy', 'id', dry_run => true)")"
+# Eve's code may also raise: the administrator gets her error, with no Rust backtrace in it, and
+# the session is the administrator's again, with its own search_path (the abort restores both).
+as_eve "CREATE FUNCTION eve_s.bomb(x bigint) RETURNS boolean LANGUAGE plpgsql AS \$\$
+        BEGIN RAISE EXCEPTION 'eve says no'; END \$\$;
+        CREATE TABLE eve_s.bombs (id bigint DEFAULT segment_next('bomb'));
+        INSERT INTO eve_s.bombs VALUES (1);
+        ALTER TABLE eve_s.bombs ENABLE ROW LEVEL SECURITY; ALTER TABLE eve_s.bombs FORCE ROW LEVEL SECURITY;
+        CREATE POLICY p ON eve_s.bombs USING (eve_s.bomb(id))" >/dev/null
+out=$(as_boss "SELECT idgen.segment_create('bomb')")
+check "an error of Eve's code reaches the administrator as her error, without a backtrace" eq \
+  "$(grep -c 'eve says no' <<<"$out")|$(grep -ci 'pgrx\|backtrace\|panicking' <<<"$out")" "1|0"
+check "after it the session is the administrator's again, with its own search_path" eq \
+  "$(as_boss "DO \$\$ BEGIN PERFORM idgen.segment_create('bomb'); EXCEPTION WHEN OTHERS THEN NULL; END \$\$;
+              SELECT current_user || ' / ' || current_setting('search_path')")" 'boss / "$user", public'
+
 phase "a superuser at work"
 q $PORT "SELECT idgen.segment_drop('order'); SELECT idgen.segment_create('order')" >/dev/null 2>&1
 q $PORT "SELECT count(*) FROM idgen.convert_schema_to_snowflake('eve_s')" >/dev/null 2>&1 || true

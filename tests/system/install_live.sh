@@ -10,7 +10,7 @@ LIB="$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"
 cluster_init live $PORT "idgen.worker_id = 3"
 cluster_start live
 DEBUG_TREE=$(mktemp -d)
-trap 'cluster_stop live immediate; rm -rf "$DEBUG_TREE"; bash "$REPO/tools/install.sh" >/dev/null 2>&1 || true' EXIT
+trap 'cluster_stop live immediate; rm -rf "$DEBUG_TREE"; bash "$REPO/tools/install.sh" --pg-config "$PG_CONFIG" >/dev/null 2>&1 || true' EXIT
 q $PORT "CREATE EXTENSION pg_idgen; SELECT idgen.segment_create('t', step => 10);
          CREATE TABLE got (id bigint, seg bigint)" >/dev/null
 
@@ -28,10 +28,10 @@ for s in 1 2 3; do
 done
 sleep 0.5
 inode=$(stat -c %i "$LIB")
-bash "$REPO/tools/install.sh" --from "$DEBUG_TREE" 2>/dev/null
+bash "$REPO/tools/install.sh" --pg-config "$PG_CONFIG" --from "$DEBUG_TREE" 2>/dev/null
 check "the install put a new file in place (new inode)" ne "$(stat -c %i "$LIB")" "$inode"
 sleep 0.5
-bash "$REPO/tools/install.sh" 2>/dev/null
+bash "$REPO/tools/install.sh" --pg-config "$PG_CONFIG" 2>/dev/null
 wait
 check "the sessions went on through both installs (90,000 rows)" eq "$(q $PORT "SELECT count(*) FROM got")" 90000
 check "no ID repeats" eq "$(q $PORT "SELECT count(*) - count(DISTINCT id) FROM got")|$(q $PORT "SELECT count(*) - count(DISTINCT seg) FROM got")" "0|0"

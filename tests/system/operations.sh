@@ -37,8 +37,9 @@ q $A "SELECT idgen.segment_create('invoice', step => 50)" >/dev/null
 q $A "CREATE TABLE invoice (id bigint PRIMARY KEY DEFAULT segment_next('invoice'), v int);
       INSERT INTO invoice (v) SELECT g FROM generate_series(1, 300) g"
 held=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-held', '10 min')")
-rel=$(q $A "SELECT worker_id FROM idgen.worker_acquire('app-gone', '10 min')")
-q $A "SELECT idgen.worker_release($rel, 'app-gone')" >/dev/null
+rel=$(q $A "SELECT worker_id || ', lease => ' || lease FROM idgen.worker_acquire('app-gone', '10 min')")
+q $A "SELECT idgen.worker_release(${rel%%,*}, 'app-gone', ${rel#*, })" >/dev/null
+rel=${rel%%,*}
 as_pg "$PGBIN/pg_dump" -h 127.0.0.1 -p $A -U postgres -Fc -f "$OUT/a.dump" postgres
 q $B "CREATE DATABASE restored"
 as_pg "$PGBIN/pg_restore" -h 127.0.0.1 -p $B -U postgres -d restored "$OUT/a.dump"

@@ -110,9 +110,9 @@ check "crashes: IDs after the restarts are above all streamed ones" eq "$(q $POR
 # pg_dump keeps idgen.segments (pg_extension_config_dump): restored into a new database,
 # every type goes on above what was handed out before.
 phase "dump and restore"
-pg_dump -h 127.0.0.1 -p $PORT -U postgres -Fc --exclude-table-data=got --exclude-table-data=streamed -f "$OUT/dump" postgres
+"$PGBIN/pg_dump" -h 127.0.0.1 -p $PORT -U postgres -Fc --exclude-table-data=got --exclude-table-data=streamed -f "$OUT/dump" postgres
 q $PORT "CREATE DATABASE restored"
-pg_restore -h 127.0.0.1 -p $PORT -U postgres -d restored "$OUT/dump"
+"$PGBIN/pg_restore" -h 127.0.0.1 -p $PORT -U postgres -d restored "$OUT/dump"
 check "restore: the segment rows came back" eq "$(qdb $PORT restored "SELECT string_agg(biz_type, ',' ORDER BY biz_type) FROM idgen.segments")" "client,small,t"
 check "restore: 't' goes on above every ID handed out before" test "$(qdb $PORT restored "SELECT segment_next('t')")" -gt "$(q $PORT "SELECT max(id) FROM got WHERE biz = 't'")"
 check "restore: 'small' goes on above every ID any client received" test "$(qdb $PORT restored "SELECT segment_next('small')")" -gt "$(q $PORT "SELECT max(id) FROM streamed")"
