@@ -49,6 +49,8 @@ COMMENT ON FUNCTION idgen.segment_advance(bigint, text) IS
   'Moves every business type (or one), and every retired one, margin IDs further: after a point-in-time recovery or the restore of an older backup, past the ranges committed after the recovery point, which the recovered idgen.segments no longer shows.';
 COMMENT ON FUNCTION idgen_internal.segment_cache() IS
   'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
+COMMENT ON FUNCTION idgen_internal.node_origins_insert() IS
+  'Trigger node_origins_insert: only members of idgen_admin and of the database''s owner (restoring its dump) add rows to idgen.node_origins.';
 COMMENT ON FUNCTION idgen_internal.segments_guard() IS
   'Trigger function: refuses to move a business type''s max_id backwards.';
 COMMENT ON FUNCTION idgen_internal.segments_retire() IS
@@ -283,6 +285,10 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal FROM PUBLIC;
 -- Everyone: how this node makes IDs. (Every caller of snowflake_next() and msgid_next() reads
 -- idgen.node_origins once per session.)
 GRANT SELECT ON idgen.layouts, idgen.status, idgen.streams, idgen.worker_status, idgen.node_origins TO PUBLIC;
+-- A database's owner restoring its dump (pg_restore --no-owner) brings its idgen.node_origins
+-- rows, so that a restore onto another server is refused there too; the trigger
+-- node_origins_insert lets nobody else add rows.
+GRANT INSERT ON idgen.node_origins TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_status(),
     idgen_internal.stream_status(), idgen_internal.worker_lease_state() TO PUBLIC;
 

@@ -451,13 +451,19 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
 GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
     idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO idgen_admin;
 
+-- The generators run only in the leader of a parallel query, so that the IDs of one statement
+-- increase in the order its rows are produced (parallel workers interleaved them).
+ALTER FUNCTION snowflake_next() PARALLEL RESTRICTED;
+ALTER FUNCTION snowflake_next_batch(integer) PARALLEL RESTRICTED;
+ALTER FUNCTION msgid_next(integer, text) PARALLEL RESTRICTED;
+
 -- UUIDv7 (RFC 9562) and ULIDs: new C functions of the library, in the extension's schema.
 CREATE FUNCTION uuidv7_next() RETURNS uuid
-STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
 CREATE FUNCTION uuidv7_next_batch(n integer) RETURNS SETOF uuid
-VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_batch_wrapper';
+VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_batch_wrapper';
 CREATE FUNCTION ulid_next() RETURNS text
-STRICT VOLATILE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
 CREATE FUNCTION uuid_to_ulid(id uuid) RETURNS text
 IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuid_to_ulid_wrapper';
 CREATE FUNCTION ulid_to_uuid(ulid text) RETURNS uuid
@@ -599,3 +605,26 @@ COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
 REVOKE EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO idgen_admin;
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
+
+-- A database's owner restoring its dump (pg_restore --no-owner, the managed-database recipe)
+-- brings its idgen.node_origins rows, so that a restore onto another server is refused there
+-- too; nobody else adds rows.
+CREATE FUNCTION idgen_internal.node_origins_insert() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT (pg_has_role(current_user, 'idgen_admin', 'MEMBER')
+            OR pg_has_role(current_user, (SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'MEMBER')) THEN
+        RAISE EXCEPTION 'permission denied to add rows to idgen.node_origins'
+            USING ERRCODE = '42501',
+                  DETAIL = 'Only the database''s owner (restoring its dump) and members of idgen_admin record the systems whose IDs a database holds.',
+                  HINT = 'Restore as the database''s owner or as a member of idgen_admin.';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
+COMMENT ON FUNCTION idgen_internal.node_origins_insert() IS
+  'Trigger node_origins_insert: only members of idgen_admin and of the database''s owner (restoring its dump) add rows to idgen.node_origins.';
+REVOKE EXECUTE ON FUNCTION idgen_internal.node_origins_insert() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.node_origins_insert() TO idgen_admin;
+GRANT INSERT ON idgen.node_origins TO PUBLIC;

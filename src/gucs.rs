@@ -424,3 +424,16 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (seed 001).",
         GucFlags::UNIT_MS,
     );
 }
+
+/// PostgreSQL's `shared_preload_libraries`, as set.
+pub fn preload_libraries() -> String {
+    // SAFETY: GetConfigOption returns the setting's current string, valid until it changes
+    // (copied at once); missing_ok false: the setting always exists.
+    unsafe {
+        let p = pgrx::pg_sys::GetConfigOption(c"shared_preload_libraries".as_ptr(), false, false);
+        if p.is_null() {
+            return String::new();
+        }
+        std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}

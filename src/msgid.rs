@@ -42,7 +42,7 @@ fn session_type_of(session_type: Option<i32>) -> u8 {
 }
 
 /// The next message ID of this node for a session: `XXXX-XXXX-XXXX-XXXX`.
-#[pg_extern(volatile, parallel_safe)]
+#[pg_extern(volatile, parallel_restricted)]
 fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
     let session_type = session_type_of(session_type);
     let session_id = required(

@@ -15,7 +15,9 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use pgrx::prelude::*;
 
-use crate::errors::not_ready;
+use pgrx::PgSqlErrorCode;
+
+use crate::errors::{not_ready, IdError};
 use crate::pg::spi_read::{one_i64, Arg};
 
 /// This backend's database was found to hold no other system's IDs (a backend serves one
@@ -26,8 +28,7 @@ static CHECKED: AtomicBool = AtomicBool::new(false);
 
 /// This database system's identifier, as pg_control_system() shows it.
 pub fn system_identifier() -> i64 {
-    // SAFETY: a read of a value set at startup.
-    unsafe { pg_sys::GetSystemIdentifier() as i64 }
+    crate::node::origins::system_identifier()
 }
 
 /// True when `check` would pass without a query: this backend's database was already found clear.
@@ -43,6 +44,23 @@ pub fn check(kind: &str) {
         return;
     }
     let me = system_identifier();
+    let node = &crate::shmem::shared().origins;
+    if node.upgraded_without_mark() {
+        not_ready(format!(
+            "{kind}s are refused on this node: pg_upgrade filled its data directory, and the old system's durable mark did not come along"
+        ))
+        .detail("The databases pg_upgrade carried hold IDs the old server made; this node's clocks know nothing of them, in any database, also in one created since. pg_idgen.origins in the data directory records it.")
+        .hint("Stop this server, copy pg_idgen.mark and pg_idgen.layouts from the old data directory into the new one, and start it again; or, once the old server has stopped, set idgen.max_drift to at least the old server's and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval) in each database pg_upgrade carried (the first ends this node-wide refusal). The README's section on pg_upgrade explains.")
+        .raise();
+    }
+    // Systems this node's clocks are above: its own, and those whose mark came along or whose IDs
+    // snowflake_start_after moved past (node/origins.rs).
+    let past = node
+        .past()
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     // A database whose extension predates the table (ALTER EXTENSION UPDATE not yet run) has
     // nothing recorded.
     let read = || -> Result<Option<i64>, String> {
@@ -51,8 +69,10 @@ pub fn check(kind: &str) {
         }
         one_i64(
             "SELECT system_identifier FROM idgen.node_origins
-              WHERE system_identifier OPERATOR(pg_catalog.<>) $1 LIMIT 1",
-            &[Arg::Int8(me)],
+              WHERE system_identifier OPERATOR(pg_catalog.<>) $1
+                AND system_identifier OPERATOR(pg_catalog.<>) ALL (pg_catalog.string_to_array($2, ',')::pg_catalog.int8[])
+              LIMIT 1",
+            &[Arg::Int8(me), Arg::Text(&past)],
         )
     };
     let other = read().unwrap_or_else(|e| {
@@ -66,7 +86,7 @@ pub fn check(kind: &str) {
         .detail(format!(
             "This system is {me}. pg_upgrade, a restore onto another server and a copy of the files carry a database's tables, not the mark in the data directory that keeps new IDs above the old ones."
         ))
-        .hint("Move this node's clocks past the newest ID the old system made, in this database: SELECT idgen.snowflake_start_after(<its time>); if the old system stopped before now, SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval) is enough (no ID is further ahead of its clock than its idgen.max_drift). The README's upgrade section explains.")
+        .hint("Move this node's clocks past the newest ID the old system made: SELECT idgen.snowflake_start_after(<its time>) in this database. Once the old system has stopped, its IDs are at most its idgen.max_drift ahead of now: set this node's idgen.max_drift to at least the old system's, reload, and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval). The README's upgrade section explains.")
         .raise(),
     }
 }
@@ -92,6 +112,22 @@ pub fn adopt() {
         ))
         .raise()
     });
+    let me = system_identifier();
+    // The node-wide refusal after pg_upgrade ends too: the caller's time bounds the old system's
+    // IDs (the README's recipe). Other databases that name another system are still refused until
+    // this runs there: their IDs may be later than this database's.
+    crate::node::origins::moved_past_upgrade(
+        &crate::shmem::shared().origins,
+        &crate::pg::data_dir(),
+        crate::shmem::reserve_lock(),
+    )
+    .unwrap_or_else(|e| {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_IO_ERROR,
+            format!("pg_idgen: could not record the move in pg_idgen.origins: {e}"),
+        )
+        .raise()
+    });
     if !exists {
         CHECKED.store(true, Relaxed);
         return;
@@ -100,7 +136,7 @@ pub fn adopt() {
         "DELETE FROM idgen.node_origins WHERE system_identifier OPERATOR(pg_catalog.<>) $1;
          INSERT INTO idgen.node_origins (system_identifier)
          SELECT $1 WHERE NOT EXISTS (SELECT FROM idgen.node_origins WHERE system_identifier OPERATOR(pg_catalog.=) $1)",
-        &[system_identifier().into()],
+        &[me.into()],
     )
     .unwrap_or_else(|e| {
         not_ready(format!("pg_idgen: could not record this system in idgen.node_origins: {e}"))
@@ -135,4 +171,28 @@ INSERT INTO idgen.node_origins (system_identifier) VALUES (idgen.node_system_ide
 "#,
     name = "node_origins",
     requires = [idgen::node_system_identifier],
+);
+
+// A database's owner restores its rows with the application's (pg_restore --no-owner, the
+// managed-database recipe), so that a restore onto another server is refused there too; nobody
+// else adds rows (a row naming another system refuses the database's time-based IDs).
+extension_sql!(
+    r#"
+CREATE FUNCTION idgen_internal.node_origins_insert() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT (pg_has_role(current_user, 'idgen_admin', 'MEMBER')
+            OR pg_has_role(current_user, (SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'MEMBER')) THEN
+        RAISE EXCEPTION 'permission denied to add rows to idgen.node_origins'
+            USING ERRCODE = '42501',
+                  DETAIL = 'Only the database''s owner (restoring its dump) and members of idgen_admin record the systems whose IDs a database holds.',
+                  HINT = 'Restore as the database''s owner or as a member of idgen_admin.';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
+"#,
+    name = "node_origins_insert",
+    requires = ["node_origins"],
 );

@@ -13,8 +13,8 @@ const CLIENT: &[&str] = &[
     "segment_alloc",
 ];
 
-/// Objects in `idgen` that only `idgen_admin` may use (or write, for `node_origins`, which
-/// everyone reads). The pg_test below checks this list against the catalog. (The functions behind
+/// Objects in `idgen` that only `idgen_admin` may use (or change, for `node_origins`, which
+/// everyone reads, and to which a database's owner adds rows). The pg_test below checks this list against the catalog. (The functions behind
 /// the views and tables live in `idgen_internal` and are not called by users.)
 const ADMIN: &[&str] = &[
     // functions
@@ -82,13 +82,15 @@ mod tests {
                    FROM pg_proc p WHERE p.pronamespace = 'idgen'::regnamespace
                  UNION ALL
                  SELECT c.relname::text,
-                        -- a view is used by reading it, a table by writing it too
+                        -- a view is used by reading it, a table by changing it too (everyone
+                        -- may add rows to node_origins, through its trigger's check; only
+                        -- idgen_admin deletes them)
                         has_table_privilege('public', c.oid, 'SELECT')
-                          AND (c.relkind = 'v' OR has_table_privilege('public', c.oid, 'INSERT')),
+                          AND (c.relkind = 'v' OR has_table_privilege('public', c.oid, 'DELETE')),
                         has_table_privilege('idgen_client', c.oid, 'SELECT')
-                          AND (c.relkind = 'v' OR has_table_privilege('idgen_client', c.oid, 'INSERT')),
+                          AND (c.relkind = 'v' OR has_table_privilege('idgen_client', c.oid, 'DELETE')),
                         has_table_privilege('idgen_admin', c.oid, 'SELECT')
-                          AND (c.relkind = 'v' OR has_table_privilege('idgen_admin', c.oid, 'INSERT'))
+                          AND (c.relkind = 'v' OR has_table_privilege('idgen_admin', c.oid, 'DELETE'))
                    FROM pg_class c
                   WHERE c.relnamespace = 'idgen'::regnamespace AND c.relkind IN ('r', 'v')",
                 None,

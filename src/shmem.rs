@@ -67,6 +67,9 @@ pub struct Shared {
     /// The worker id leased from a coordinator (lease mode), and the keeper's report.
     pub lease: pg_idgen_core::lease::LeaseCell,
     pub lease_status: crate::node::lease_status::LeaseStatus,
+    /// Whether pg_upgrade filled the data directory without a mark, and the other systems whose
+    /// IDs the node's clocks are above (`pg_idgen.origins`).
+    pub origins: crate::node::origins::OriginsState,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
     /// Also set when WAL replay could not write a replayed mark into the file.
     pub mark_error: SharedText<512>,

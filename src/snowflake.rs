@@ -1,7 +1,7 @@
 //! `snowflake_next()` and friends: the core generator bound to shared memory, the system clock,
 //! PostgreSQL's interrupts and a durable mark in the data directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering::*;
 
 use once_cell::sync::OnceCell;
@@ -11,6 +11,8 @@ use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use crate::errors::{batch_size, not_ready, refuse_on_standby, IdError};
 use crate::gucs::{self, ClockSettings, WorkerIdSource};
 use crate::node::backend_generator::BackendGenerator;
+use crate::node::origins::system_identifier;
+use crate::pg::data_dir;
 use crate::pg::fast_entry::fast_entry;
 use crate::pg::lwlock::LwLockGuard;
 use crate::shmem::{self, Shared};
@@ -193,17 +195,6 @@ fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
     CURRENT.with(|settings| build(node().layout.clone(), settings), f)
 }
 
-fn data_dir() -> PathBuf {
-    // SAFETY: DataDir is set by the postmaster before any of our code runs and never freed.
-    unsafe {
-        PathBuf::from(
-            std::ffi::CStr::from_ptr(pg_sys::DataDir)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
-}
-
 /// Sets the shared state from the durable mark; runs in the postmaster at every shared-memory
 /// (re)initialisation, i.e. at start and after a crash. After a clean stop the mark holds the
 /// exact last counters and counting resumes right after them; otherwise (a crash) after the
@@ -221,6 +212,16 @@ pub fn restore_from_mark(shared: &Shared) {
             return;
         }
     };
+    // pg_upgrade without a mark, or the old system's mark copied in (node/origins.rs).
+    if let Err(e) =
+        crate::node::origins::on_start(&shared.origins, &dir, mark.as_ref().map(|m| m.written_by))
+    {
+        shared.set_mark_error(&e);
+        pgrx::log!(
+            "pg_idgen: {e}; Snowflake IDs, message IDs and UUIDv7s are disabled until the file is repaired"
+        );
+        return;
+    }
     let until = mark.as_ref().map(|m| m.reserved_until_ms);
     let stopped = mark.and_then(|m| m.stopped);
     let mut tick = until.and_then(|ms| g.layout.tick_of_ms(ms - 1));
@@ -313,6 +314,7 @@ pub fn record_stop(shared: &Shared) {
             uuidv7_last: Some(uuidv7_last),
             layout: g.layout.canonical_spec(),
         }),
+        written_by: Some(system_identifier()),
     };
     if let Err(e) = mark.store(&data_dir()) {
         pgrx::log!("pg_idgen: could not record the last IDs at shutdown ({e}); the next start resumes at the reservation");
@@ -374,7 +376,9 @@ pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
     let dir = data_dir();
     let on_disk = Mark::load(&dir)?.map_or(i64::MIN, |m| m.reserved_until_ms);
     if reserved_until_ms > on_disk {
-        Mark::reserved(reserved_until_ms).store(&dir)?;
+        Mark::reserved(reserved_until_ms)
+            .by(system_identifier())
+            .store(&dir)?;
     }
     Ok(())
 }
@@ -452,7 +456,9 @@ impl PgReserver<'_> {
                 // WAL first: crash recovery replays it into the file if the file write is lost,
                 // and standbys replay it into theirs.
                 let lsn = crate::wal::log_mark(until);
-                Mark::reserved(until).store(&data_dir())?;
+                Mark::reserved(until)
+                    .by(system_identifier())
+                    .store(&data_dir())?;
                 shared.mark_ms.store(until, Release);
                 shared.mark_lsn.fetch_max(lsn, AcqRel);
                 shared.mark_rewrite.store(false, Release);
@@ -599,6 +605,7 @@ fn check_snowflake(shared: &Shared) {
     check_can_generate(shared);
     check_layout_accepted(shared);
     crate::origin::check("Snowflake ID");
+    crate::lease::unset::check();
 }
 
 /// True when `check_can_generate` and the origin check would pass without asking PostgreSQL
@@ -611,7 +618,7 @@ pub(crate) fn can_generate_now(shared: &Shared) -> bool {
 /// True when `check_snowflake` would pass without asking PostgreSQL anything.
 #[inline(always)]
 fn snowflake_ready(shared: &Shared) -> bool {
-    can_generate_now(shared) && shared.layout_error.is_empty()
+    can_generate_now(shared) && shared.layout_error.is_empty() && crate::lease::unset::checked()
 }
 
 /// The common case of `snowflake_next()`, run bare (pg/fast_entry.rs): the checks already passed
@@ -644,7 +651,7 @@ fn snowflake_next_fast() -> Option<i64> {
 fast_entry!(
     "snowflake_next",
     r#"CREATE FUNCTION "snowflake_next"() RETURNS bigint
-STRICT VOLATILE PARALLEL SAFE
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
 "#,
@@ -657,7 +664,7 @@ AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
 
 /// `snowflake_next()` for every call its fast path leaves: the checks that raise, a generator to
 /// make, a lease, a Citus group to read, the generator's full path.
-#[pg_extern(volatile, parallel_safe, sql = false)]
+#[pg_extern(volatile, parallel_restricted, sql = false)]
 fn snowflake_next_full() -> i64 {
     let (issued, worker) = take(1);
     node().id_of_worker(issued.first, issued.flag, worker)
@@ -682,7 +689,7 @@ pub fn last_id_ms() -> Option<i64> {
 /// most a tick's worth at a time, not all before the first row: held to the layout's capacity,
 /// emitting the rows of one tick overlaps with waiting for the next, and a query that stops
 /// reading early (a LIMIT over the function in the select list) takes no more than it read.
-#[pg_extern(volatile, parallel_safe)]
+#[pg_extern(volatile, parallel_restricted)]
 fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
     let mut owed = batch_size("snowflake_next_batch(n)", n) as u64;
     let g = node();

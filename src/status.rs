@@ -182,6 +182,11 @@ mod idgen_internal {
             .mark_error()
             .or_else(|| shared.layout_error())
             .or_else(|| {
+                shared.origins.upgraded_without_mark().then(|| {
+                    "pg_upgrade filled this data directory without the old system's pg_idgen.mark: time-based IDs are refused until it is copied in or idgen.snowflake_start_after() is run".to_string()
+                })
+            })
+            .or_else(|| {
                 streams(shared).iter().find_map(|s| {
                     let last_ms = s.last_tick_ms()?;
                     (last_ms > now + settings.max_drift_ms as i64).then(|| {
@@ -193,7 +198,8 @@ mod idgen_internal {
                         )
                     })
                 })
-            });
+            })
+            .or_else(crate::lease::unset::unset_warning);
         let (seg_used, seg_size, seg_evictions) = crate::segment::cache_usage();
         TableIterator::once((
             g.layout.name.clone(),

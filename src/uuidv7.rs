@@ -85,7 +85,7 @@ fn uuidv7_next_fast() -> Option<[u8; 16]> {
 fast_entry!(
     "uuidv7_next",
     r#"CREATE FUNCTION "uuidv7_next"() RETURNS uuid
-STRICT VOLATILE PARALLEL SAFE
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
 "#,
@@ -97,13 +97,13 @@ AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
 );
 
 /// `uuidv7_next()` for every call its fast path leaves.
-#[pg_extern(volatile, parallel_safe, sql = false)]
+#[pg_extern(volatile, parallel_restricted, sql = false)]
 fn uuidv7_next_full() -> Uuid {
     Uuid::from_bytes(uuid_of(take(1).first))
 }
 
 /// `n` UUIDv7s at once, ascending, taken from the node's stream as the rows are read.
-#[pg_extern(volatile, parallel_safe)]
+#[pg_extern(volatile, parallel_restricted)]
 fn uuidv7_next_batch(n: Option<i32>) -> SetOfIterator<'static, Uuid> {
     let mut owed = batch_size("uuidv7_next_batch(n)", n) as u64;
     let per_tick = 1u64 << uuid7::COUNTER_BITS;
@@ -122,7 +122,7 @@ fn uuidv7_next_batch(n: Option<i32>) -> SetOfIterator<'static, Uuid> {
 fast_entry!(
     "ulid_next",
     r#"CREATE FUNCTION "ulid_next"() RETURNS TEXT
-STRICT VOLATILE PARALLEL SAFE
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
 "#,
@@ -134,7 +134,7 @@ AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
 );
 
 /// `ulid_next()` for every call its fast path leaves.
-#[pg_extern(volatile, parallel_safe, sql = false)]
+#[pg_extern(volatile, parallel_restricted, sql = false)]
 fn ulid_next_full() -> String {
     uuid7::to_ulid(&uuid_of(take(1).first))
 }

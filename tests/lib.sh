@@ -19,19 +19,23 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 # The PostgreSQL to build for and test against: PG=15 (default), 16 or 18 (tests/pg_versions.sh).
 source "$REPO/tests/pg_versions.sh"
+# pgrx_home_for MAJOR PG_CONFIG: prints the PGRX_HOME to build for that PostgreSQL with; cargo-pgrx
+# finds each PostgreSQL through its config.toml, so versions other than 15 get one of their own.
+pgrx_home_for() {
+  local home
+  if [ "$1" = 15 ]; then echo "$REPO/pgrx-config"; return; fi
+  home="$PG_VERSIONS_DIR/pgrx-home-$1"
+  if [ ! -s "$home/config.toml" ]; then
+    $SUDO mkdir -p "$home"
+    printf '[configs]\npg%s = "%s"\n' "$1" "$2" | $SUDO tee "$home/config.toml" >/dev/null
+  fi
+  echo "$home"
+}
 PG_CONFIG=$(pg_config_for "$PG")
 PGBIN=$("$PG_CONFIG" --bindir)
 PG_FEATURES="pg$PG"
-if [ "$PG" = 15 ]; then
-  export PGRX_HOME="$REPO/pgrx-config"
-else
-  # cargo-pgrx finds each PostgreSQL through its config.toml: one made for this version.
-  export PGRX_HOME="$PG_VERSIONS_DIR/pgrx-home-$PG"
-  if [ ! -s "$PGRX_HOME/config.toml" ]; then
-    $SUDO mkdir -p "$PGRX_HOME"
-    printf '[configs]\npg%s = "%s"\n' "$PG" "$PG_CONFIG" | $SUDO tee "$PGRX_HOME/config.toml" >/dev/null
-  fi
-fi
+PGRX_HOME=$(pgrx_home_for "$PG" "$PG_CONFIG")
+export PGRX_HOME
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -45,10 +49,22 @@ ensure_deps() {
   id postgres >/dev/null
 }
 
-# Builds (release) and installs the extension into the system PostgreSQL 15.
+# Builds (release) and installs the extension into the PostgreSQL under test.
 install_extension() {
   log "building and installing pg_idgen (release)"
   PG_CONFIG=$PG_CONFIG bash "$REPO/tools/install.sh" >&2
+}
+
+# install_for MAJOR: builds and installs this tree's pg_idgen into another PostgreSQL (a test that
+# needs two majors); prints its bin directory. The build is cargo's, so the layer of that version
+# later finds it done.
+install_for() {
+  local config home
+  config=$(pg_config_for "$1") || return
+  home=$(pgrx_home_for "$1" "$config")
+  log "building and installing pg_idgen for PostgreSQL $1 (release)"
+  PGRX_HOME=$home PG_CONFIG=$config bash "$REPO/tools/install.sh" >&2 || return
+  "$config" --bindir
 }
 
 as_pg() { runuser -u postgres -- "$@"; }
@@ -77,7 +93,8 @@ cluster_init() {
   $SUDO mkdir -p "$WORK"
   $SUDO chown postgres "$WORK"
   as_pg rm -rf "$dir"
-  as_pg "$PGBIN/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 >/dev/null
+  # shellcheck disable=SC2086 # INITDB_OPTS: extra words for initdb (e.g. --no-data-checksums)
+  as_pg "$PGBIN/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 ${INITDB_OPTS:-} >/dev/null
   {
     echo "port = $port"
     echo "listen_addresses = '127.0.0.1'"

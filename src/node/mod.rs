@@ -3,3 +3,4 @@
 
 pub mod backend_generator;
 pub mod lease_status;
+pub mod origins;

@@ -12,3 +12,36 @@ pub mod strong_random;
 pub mod syncrep;
 pub mod time;
 pub mod worker_loop;
+
+/// The data directory, where the node's files are (the mark, the layout history, the origins).
+pub fn data_dir() -> std::path::PathBuf {
+    // SAFETY: DataDir is set by the postmaster before any of our code runs and never freed.
+    unsafe {
+        std::path::PathBuf::from(
+            std::ffi::CStr::from_ptr(pgrx::pg_sys::DataDir)
+                .to_string_lossy()
+                .into_owned(),
+        )
+    }
+}
+
+/// Whether the setting `name` still has its built-in default: no configuration file, command
+/// line, ALTER SYSTEM or other source gave it a value. False for a setting that does not exist.
+pub fn setting_is_default(name: &std::ffi::CStr) -> bool {
+    // SAFETY: GUC records live as long as the process; read in the process that owns them.
+    unsafe {
+        #[cfg(feature = "pg15")]
+        let conf = {
+            let vars = pgrx::pg_sys::get_guc_variables();
+            let n = pgrx::pg_sys::GetNumConfigOptions();
+            (0..n as usize)
+                .map(|i| *vars.add(i))
+                .find(|c| !c.is_null() && std::ffi::CStr::from_ptr((**c).name) == name)
+                .unwrap_or(std::ptr::null_mut())
+        };
+        #[cfg(not(feature = "pg15"))]
+        let conf =
+            pgrx::pg_sys::find_option(name.as_ptr(), false, true, pgrx::pg_sys::DEBUG1 as i32);
+        !conf.is_null() && (*conf).source == pgrx::pg_sys::GucSource::PGC_S_DEFAULT
+    }
+}

@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text leases citus)
+#   text parallel leases citus)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -11,7 +11,7 @@ PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text leases citus}
+PARTS=${PARTS:-peers segments text parallel leases citus}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -118,6 +118,34 @@ END \$\$;"
   ft=$(q $PORT "SELECT round(bench_query('SELECT count(id_from_text(t)) FROM enc', $ROWS)::numeric, 1)")
   row "per row: count(t) over 1M stored base62 strings (baseline)" "${scan} ns" ""
   row "per row: id_from_text(t, 'base62') vs the scan alone" "${ft} ns" "$(ratio "$ft" "$scan")"
+fi
+
+if part parallel; then
+  # The generators are PARALLEL RESTRICTED (IDs in output order within a statement): a parallel
+  # scan still feeds them, but they run in the leader. Against the same C function declared
+  # PARALLEL SAFE (what 0.2.4 declared), which parallel workers call, and the scan alone.
+  q $PORT "CREATE TABLE par AS SELECT g FROM generate_series(1, $ROWS) g; ANALYZE par;
+           CREATE FUNCTION bench_sf_parallel_safe() RETURNS bigint STRICT VOLATILE PARALLEL SAFE
+             LANGUAGE c AS 'pg_idgen', 'snowflake_next_wrapper'" >/dev/null
+  q $PORT "CREATE OR REPLACE FUNCTION bench_query(sql text) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz; best float8 := 'infinity';
+BEGIN
+  SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0;
+  SET LOCAL min_parallel_table_scan_size = 0; SET LOCAL max_parallel_workers_per_gather = 2;
+  FOR i IN 1..3 LOOP
+    t0 := clock_timestamp();
+    EXECUTE sql;
+    best := least(best, extract(epoch FROM clock_timestamp() - t0));
+  END LOOP;
+  RETURN round((best * 1000)::numeric, 1);  -- ms, best of 3
+END \$\$;" >/dev/null
+  scan=$(q $PORT "SELECT bench_query('SELECT count(g) FROM par')")
+  safe=$(q $PORT "SELECT bench_query('SELECT count(bench_sf_parallel_safe()) FROM par')")
+  restricted=$(q $PORT "SELECT bench_query('SELECT count(snowflake_next()) FROM par')")
+  row "parallel scan of $ROWS rows, count(g) (baseline)" "${scan} ms" ""
+  row "... count(snowflake_next()), PARALLEL SAFE (0.2.4)" "${safe} ms" "$(ratio "$safe" "$scan")"
+  row "... count(snowflake_next()), PARALLEL RESTRICTED (now)" "${restricted} ms" "$(ratio "$restricted" "$scan")"
+  row "... restricted vs safe" "" "$(ratio "$restricted" "$safe")"
 fi
 
 if part leases; then

@@ -8,8 +8,11 @@
 #   - a node in lease mode with a physical standby (pg_basebackup): the standby takes no lease and
 #     refuses to generate, decodes; promoted after the primary dies, it leases its own worker id
 #     (the old primary's is still held) and its IDs are above every ID of the old primary.
-#   - a restore by the database owner (not a superuser): idgen's rows need an administrator; the
-#     paths our messages point to (restore them, or create the type again) repeat no ID.
+#   - a restore by the database owner (not a superuser): idgen.node_origins comes along, so the
+#     application's Snowflake IDs are refused until snowflake_start_after (before 0.2.5 nothing was
+#     refused, and INSERTs took keys the old server had made); idgen's other rows need an
+#     administrator; the paths our messages point to (restore them, or create the type again)
+#     repeat no ID.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 A=26409
 B=26410
@@ -21,8 +24,9 @@ trap 'for n in ops_a ops_b ops_p ops_s; do cluster_stop $n immediate; done' EXIT
 rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$OUT"
 
 phase "pg_dump / pg_restore into a new cluster"
-cluster_init ops_a $A "idgen.worker_lease_grace = '1s'"
-cluster_init ops_b $B
+# B replaces A: the same worker id (A is also a lease coordinator, so its own worker id is set).
+cluster_init ops_a $A "idgen.worker_lease_grace = '1s'" "idgen.worker_id = 1"
+cluster_init ops_b $B "idgen.worker_id = 1"
 cluster_start ops_a
 cluster_start ops_b
 q $A "CREATE EXTENSION pg_idgen"
@@ -79,6 +83,12 @@ check "owner restore: the application's rows are there, idgen.segments is empty"
 err=$(psql -h 127.0.0.1 -p $B -U app_owner -d owned -X -q -A -t -c "SELECT segment_next('order')" 2>&1 || true)
 check "owner restore: segment_next says the type does not exist and points to restoring idgen.segments first" \
   grep -q 'restore idgen.segments' <<<"$err"
+err=$(psql -h 127.0.0.1 -p $B -U app_owner -d owned -X -q -A -t -c "INSERT INTO t (v) VALUES (0)" 2>&1 || true)
+check "owner restore: idgen.node_origins came along, so the application's Snowflake IDs are refused (made on another system)" \
+  grep -q "made on another database system" <<<"$err"
+q $B "CREATE ROLE intruder LOGIN"
+err=$(psql -h 127.0.0.1 -p $B -U intruder -d owned -X -q -A -t -c "\set VERBOSITY verbose" -c "INSERT INTO idgen.node_origins (system_identifier) VALUES (1)" 2>&1 || true)
+check "owner restore: another role may not add rows to idgen.node_origins (42501)" grep -q "42501.*permission denied to add rows" <<<"$err"
 as_pg "$PGBIN/pg_restore" -h 127.0.0.1 -p $B -U postgres --data-only --schema=idgen -d owned "$OUT/a.dump"
 check "owner restore, then the administrator's --data-only --schema=idgen restore: IDs go on above the old ones" eq \
   "$(qdb $B owned "SELECT (SELECT min(x) FROM (SELECT segment_next('order') x FROM generate_series(1, 300)) s) > (SELECT max(id) FROM seg)

@@ -11,7 +11,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26408
 EXTDIR="$("$PG_CONFIG" --sharedir)/extension"
 NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)
-cluster_init upgrade $PORT
+# A lease coordinator that makes Snowflake IDs too: its own worker id is set (worker_unset.sh)
+cluster_init upgrade $PORT "idgen.worker_id = 1"
 cluster_start upgrade
 trap 'cluster_stop upgrade immediate' EXIT
 # The released install scripts of older versions (the current version's comes from this build).

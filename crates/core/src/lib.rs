@@ -15,6 +15,7 @@ pub mod mark;
 #[cfg(test)]
 mod models;
 pub mod msgid;
+pub mod origins;
 pub mod presets;
 pub mod segment;
 pub mod uuid7;

@@ -21,6 +21,10 @@ pub struct Mark {
     /// exact last counters, so the next start resumes at the last ID, not at the reservation.
     /// Any later reservation rewrites the file without them.
     pub stopped: Option<Stopped>,
+    /// The system identifier (pg_control) of the server that wrote the file; files written before
+    /// 0.2.5 do not say. A mark copied into another system's data directory (after pg_upgrade)
+    /// tells that node whose IDs its clocks start above (core::origins).
+    pub written_by: Option<i64>,
 }
 
 /// The last counter (`tick << sequence_bits | sequence`) of each clock stream at a clean stop;
@@ -42,11 +46,23 @@ impl Mark {
         Mark {
             reserved_until_ms,
             stopped: None,
+            written_by: None,
+        }
+    }
+
+    /// The same mark, saying which system writes it.
+    pub fn by(self, system: i64) -> Mark {
+        Mark {
+            written_by: Some(system),
+            ..self
         }
     }
 
     pub fn render(&self) -> String {
         let mut text = format!("{HEADER}\nreserved_until_ms={}\n", self.reserved_until_ms);
+        if let Some(s) = self.written_by {
+            text += &format!("system_identifier={s}\n");
+        }
         if let Some(s) = &self.stopped {
             text += &format!(
                 "stopped_snowflake_last={}\nstopped_msgid_last={}\nstopped_layout={}\n",
@@ -66,6 +82,7 @@ impl Mark {
         }
         let (mut until, mut snowflake, mut msgid, mut layout) = (None, None, None, None);
         let mut uuidv7 = None;
+        let mut written_by = None;
         for line in lines {
             let Some((key, v)) = line.split_once('=') else {
                 continue;
@@ -78,6 +95,7 @@ impl Mark {
                 "stopped_msgid_last" => msgid = Some(v.parse::<u64>().map_err(|_| bad())?),
                 "stopped_layout" => layout = Some(v.to_string()),
                 "stopped_uuidv7_last" => uuidv7 = Some(v.parse::<u64>().map_err(|_| bad())?),
+                "system_identifier" => written_by = Some(v.parse::<i64>().map_err(|_| bad())?),
                 _ => {}
             }
         }
@@ -96,6 +114,7 @@ impl Mark {
         Ok(Mark {
             reserved_until_ms,
             stopped,
+            written_by,
         })
     }
 
@@ -154,6 +173,8 @@ mod tests {
     #[test]
     fn a_reservation_and_a_stop_read_back() {
         let r = Mark::reserved(1_700_000_000_123);
+        assert_eq!(Mark::parse(&r.render()), Ok(r.clone()));
+        let r = r.by(7_400_000_000_000_000_001);
         assert_eq!(Mark::parse(&r.render()), Ok(r));
         let s = Mark {
             reserved_until_ms: 1_700_000_000_123,
@@ -163,6 +184,7 @@ mod tests {
                 uuidv7_last: Some(1_700_000_000_123 << 15 | 3),
                 layout: "unit=ms epoch=1704067200000 time=41 worker=10 sequence=12".into(),
             }),
+            written_by: Some(-7_300_000_000_000_000_002),
         };
         assert_eq!(Mark::parse(&s.render()), Ok(s));
     }

@@ -1,0 +1,108 @@
+//! The node's record of other systems' IDs (core::origins, the file `pg_idgen.origins`) in shared
+//! memory: whether pg_upgrade filled this data directory without a mark (every time-based ID of
+//! the node is refused), and the systems whose mark came along into this data directory (a
+//! database that names only these in `idgen.node_origins` is not refused).
+
+use std::path::Path;
+use std::sync::atomic::Ordering::{Acquire, Release};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32};
+
+use pg_idgen_core::origins::{Origins, Start, MAX_PAST};
+use pgrx::pg_sys;
+
+use crate::pg::lwlock::LwLockGuard;
+
+#[repr(C)]
+pub struct OriginsState {
+    upgraded_without_mark: AtomicBool,
+    count: AtomicU32,
+    past: [AtomicI64; MAX_PAST],
+}
+
+impl OriginsState {
+    /// Whether pg_upgrade filled this data directory and nothing has moved the clocks past the
+    /// old IDs yet.
+    #[inline]
+    pub fn upgraded_without_mark(&self) -> bool {
+        self.upgraded_without_mark.load(Acquire)
+    }
+
+    /// The systems whose IDs this node's clocks are above. A reader racing a change may miss one
+    /// (and refuse once more), never see a system that is not in the record.
+    pub fn past(&self) -> Vec<i64> {
+        let n = (self.count.load(Acquire) as usize).min(MAX_PAST);
+        self.past[..n].iter().map(|s| s.load(Acquire)).collect()
+    }
+
+    fn publish(&self, o: &Origins) {
+        let n = o.past.len().min(MAX_PAST);
+        if n < self.count.load(Acquire) as usize {
+            self.count.store(n as u32, Release);
+        }
+        for (cell, s) in self.past.iter().zip(&o.past) {
+            cell.store(*s, Release);
+        }
+        self.count.store(n as u32, Release);
+        self.upgraded_without_mark
+            .store(o.upgraded_without_mark, Release);
+    }
+}
+
+/// This database system's identifier, as pg_control_system() shows it.
+pub fn system_identifier() -> i64 {
+    // SAFETY: a read of a value set at startup (in the postmaster, once pg_control is read).
+    unsafe { pg_sys::GetSystemIdentifier() as i64 }
+}
+
+/// At every start (and shared-memory reset), in the postmaster, with the mark just read
+/// (`mark`: whether there is one, and which system wrote it): updates the record (pg_upgrade
+/// without a mark; a mark copied in from the old system) and publishes it. An error leaves the
+/// state as it was; the caller disables the generators.
+pub fn on_start(state: &OriginsState, dir: &Path, mark: Option<Option<i64>>) -> Result<(), String> {
+    let record = Origins::load(dir)?;
+    let start = Start {
+        // SAFETY: a flag the postmaster sets from its command line (-b) before loading libraries.
+        binary_upgrade: unsafe { pg_sys::IsBinaryUpgrade },
+        mark,
+        me: system_identifier(),
+    };
+    let record = match record.on_start(&start) {
+        Some(next) => {
+            next.store(dir)?;
+            if next.upgraded_without_mark && !record.upgraded_without_mark {
+                pgrx::log!("pg_idgen: this data directory is being filled by pg_upgrade and has no pg_idgen.mark; Snowflake IDs, message IDs and UUIDv7s will be refused until the old system's mark is copied in or idgen.snowflake_start_after() is run");
+            }
+            for s in next.past.iter().filter(|s| !record.past.contains(s)) {
+                pgrx::log!("pg_idgen: this node starts above the mark of database system {s}, copied into its data directory");
+            }
+            next
+        }
+        None => record,
+    };
+    state.publish(&record);
+    Ok(())
+}
+
+/// After `idgen.snowflake_start_after()`: the node's clocks are past the IDs of the system
+/// pg_upgrade came from (the caller's time bounds them, as the README's recipe says). Durable
+/// before it returns. The systems a database names are not added to `past`: the time may bound
+/// only that database's IDs.
+/// `lock` serialises the writers of the node's files (the reservation lock).
+pub fn moved_past_upgrade(
+    state: &OriginsState,
+    dir: &Path,
+    lock: *mut pg_sys::LWLock,
+) -> Result<(), String> {
+    if !state.upgraded_without_mark() {
+        return Ok(());
+    }
+    // SAFETY: an LWLock of pg_idgen's tranche, in shared memory; held only here.
+    let _lock = unsafe { LwLockGuard::exclusive(lock) };
+    let mut record = Origins::load(dir)?;
+    if record.upgraded_without_mark {
+        record.upgraded_without_mark = false;
+        record.store(dir)?;
+    }
+    state.publish(&record);
+    Ok(())
+}
