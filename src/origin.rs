@@ -8,7 +8,9 @@
 //! records the system it is installed on, pg_dump keeps the rows, pg_upgrade carries the file.
 //! When a row names another system, time-based IDs (Snowflake, message IDs, UUIDv7) are refused in
 //! that database until `idgen.snowflake_start_after()` has moved this node's clocks past the old
-//! IDs, which then leaves only this system's row.
+//! IDs, which then leaves only this system's row. A node that pg_upgrade filled without a mark
+//! refuses them in every database first (node/origins.rs), and a system whose mark was copied in
+//! is not refused.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -50,11 +52,11 @@ pub fn check(kind: &str) {
             "{kind}s are refused on this node: pg_upgrade filled its data directory, and the old system's durable mark did not come along"
         ))
         .detail("The databases pg_upgrade carried hold IDs the old server made; this node's clocks know nothing of them, in any database, also in one created since. pg_idgen.origins in the data directory records it.")
-        .hint("Stop this server, copy pg_idgen.mark and pg_idgen.layouts from the old data directory into the new one, and start it again; or, once the old server has stopped, set idgen.max_drift to at least the old server's and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval) in each database pg_upgrade carried (the first ends this node-wide refusal). The README's section on pg_upgrade explains.")
+        .hint("Stop this server, copy pg_idgen.mark and pg_idgen.layouts from the old data directory into the new one (which has none), and start it again; or, once the old server has stopped, set idgen.max_drift to at least the old server's and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval) in each database pg_upgrade carried (the first ends this node-wide refusal). The README's section on pg_upgrade explains.")
         .raise();
     }
-    // Systems this node's clocks are above: its own, and those whose mark came along or whose IDs
-    // snowflake_start_after moved past (node/origins.rs).
+    // Systems this node's clocks are above: its own, and those whose mark was copied into its
+    // data directory (node/origins.rs).
     let past = node
         .past()
         .iter()
