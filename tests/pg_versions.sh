@@ -26,9 +26,17 @@ apt_install_missing() {
 }
 PG_VERSIONS_DIR=${PG_VERSIONS_DIR:-/var/tmp/pg_idgen_versions}
 
+# versions_dir_ready: PG_VERSIONS_DIR exists and the postgres user, who runs the servers, can
+# reach into it (a directory from mktemp -d is 0700 and root's).
+versions_dir_ready() {
+  $SUDO mkdir -p "$PG_VERSIONS_DIR"
+  $SUDO chmod a+rx "$PG_VERSIONS_DIR"
+}
+
 # pg_config_for MAJOR: prints the path of that PostgreSQL's pg_config, unpacking it if needed.
 pg_config_for() {
   local major=$1 wheel inner dir
+  [ "$major" = 15 ] || versions_dir_ready
   case $major in
     15) echo /usr/lib/postgresql/15/bin/pg_config; return ;;
     17) pg17_build; return ;;
