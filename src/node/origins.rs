@@ -27,8 +27,8 @@ impl OriginsState {
         self.upgraded_without_mark.load(Acquire)
     }
 
-    /// The systems whose IDs this node's clocks are above. A reader racing a change may miss one
-    /// (and refuse once more), never see a system that is not in the record.
+    /// The systems whose mark was copied into this data directory: this node's clocks are above
+    /// their IDs. Set at start, before any backend reads it.
     pub fn past(&self) -> Vec<i64> {
         let n = (self.count.load(Acquire) as usize).min(MAX_PAST);
         self.past[..n].iter().map(|s| s.load(Acquire)).collect()
@@ -86,8 +86,8 @@ pub fn on_start(state: &OriginsState, dir: &Path, mark: Option<Option<i64>>) -> 
 /// After `idgen.snowflake_start_after()`: the node's clocks are past the IDs of the system
 /// pg_upgrade came from (the caller's time bounds them, as the README's recipe says). Durable
 /// before it returns. The systems a database names are not added to `past`: the time may bound
-/// only that database's IDs.
-/// `lock` serialises the writers of the node's files (the reservation lock).
+/// only that database's IDs. `lock` serialises the writers of the node's files (the reservation
+/// lock).
 pub fn moved_past_upgrade(
     state: &OriginsState,
     dir: &Path,
