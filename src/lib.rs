@@ -53,7 +53,7 @@ pub extern "C-unwind" fn _PG_init() {
     unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };
     snowflake::init_node();
     lease::keeper::check_lease_settings();
-    if let Some(w) = lease::unset::unset_warning() {
+    if let Some(w) = node::worker_unset::unset_warning() {
         pgrx::warning!("pg_idgen: {w}; set idgen.worker_id (0 too, explicitly) in postgresql.conf");
     }
     wal::register(snowflake::replay_mark);

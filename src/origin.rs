@@ -20,6 +20,7 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use crate::errors::{not_ready, IdError};
+use crate::node::origins::system_identifier;
 use crate::pg::spi_read::{one_i64, Arg};
 
 /// This backend's database was found to hold no other system's IDs (a backend serves one
@@ -27,11 +28,6 @@ use crate::pg::spi_read::{one_i64, Arg};
 /// process with one thread: a plain static is per backend, and costs less to read on every ID
 /// than a thread-local of a shared library.
 static CHECKED: AtomicBool = AtomicBool::new(false);
-
-/// This database system's identifier, as pg_control_system() shows it.
-pub fn system_identifier() -> i64 {
-    crate::node::origins::system_identifier()
-}
 
 /// True when `check` would pass without a query: this backend's database was already found clear.
 #[inline(always)]
@@ -155,7 +151,7 @@ mod idgen {
     /// This database system's identifier (pg_control), for idgen.node_origins.
     #[pg_extern(stable, parallel_safe)]
     fn node_system_identifier() -> i64 {
-        super::system_identifier()
+        crate::node::origins::system_identifier()
     }
 }
 

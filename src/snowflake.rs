@@ -282,6 +282,12 @@ pub fn restore_from_mark(shared: &Shared) {
     shared.mark_ms.store(until.unwrap_or(0), SeqCst);
 }
 
+/// Writes `mark` durably, naming this system as its writer: a mark copied into another system's
+/// data directory (after pg_upgrade) tells that node whose IDs it starts above (node/origins.rs).
+fn store_mark(mark: Mark, dir: &Path) -> Result<(), String> {
+    mark.by(system_identifier()).store(dir)
+}
+
 /// Writes the exact last counters into the mark at the postmaster's exit, when no process is left
 /// that could make an ID, so the next start resumes at the last ID instead of the reservation: a
 /// clean restart costs no availability whatever the reservation window, unit or clock policy.
@@ -314,9 +320,9 @@ pub fn record_stop(shared: &Shared) {
             uuidv7_last: Some(uuidv7_last),
             layout: g.layout.canonical_spec(),
         }),
-        written_by: Some(system_identifier()),
+        written_by: None,
     };
-    if let Err(e) = mark.store(&data_dir()) {
+    if let Err(e) = store_mark(mark, &data_dir()) {
         pgrx::log!("pg_idgen: could not record the last IDs at shutdown ({e}); the next start resumes at the reservation");
     }
 }
@@ -376,9 +382,7 @@ pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
     let dir = data_dir();
     let on_disk = Mark::load(&dir)?.map_or(i64::MIN, |m| m.reserved_until_ms);
     if reserved_until_ms > on_disk {
-        Mark::reserved(reserved_until_ms)
-            .by(system_identifier())
-            .store(&dir)?;
+        store_mark(Mark::reserved(reserved_until_ms), &dir)?;
     }
     Ok(())
 }
@@ -456,9 +460,7 @@ impl PgReserver<'_> {
                 // WAL first: crash recovery replays it into the file if the file write is lost,
                 // and standbys replay it into theirs.
                 let lsn = crate::wal::log_mark(until);
-                Mark::reserved(until)
-                    .by(system_identifier())
-                    .store(&data_dir())?;
+                store_mark(Mark::reserved(until), &data_dir())?;
                 shared.mark_ms.store(until, Release);
                 shared.mark_lsn.fetch_max(lsn, AcqRel);
                 shared.mark_rewrite.store(false, Release);
@@ -605,7 +607,7 @@ fn check_snowflake(shared: &Shared) {
     check_can_generate(shared);
     check_layout_accepted(shared);
     crate::origin::check("Snowflake ID");
-    crate::lease::unset::check();
+    crate::node::worker_unset::check();
 }
 
 /// True when `check_can_generate` and the origin check would pass without asking PostgreSQL
@@ -618,7 +620,9 @@ pub(crate) fn can_generate_now(shared: &Shared) -> bool {
 /// True when `check_snowflake` would pass without asking PostgreSQL anything.
 #[inline(always)]
 fn snowflake_ready(shared: &Shared) -> bool {
-    can_generate_now(shared) && shared.layout_error.is_empty() && crate::lease::unset::checked()
+    can_generate_now(shared)
+        && shared.layout_error.is_empty()
+        && crate::node::worker_unset::checked()
 }
 
 /// The common case of `snowflake_next()`, run bare (pg/fast_entry.rs): the checks already passed

@@ -199,7 +199,7 @@ mod idgen_internal {
                     })
                 })
             })
-            .or_else(crate::lease::unset::unset_warning);
+            .or_else(crate::node::worker_unset::unset_warning);
         let (seg_used, seg_size, seg_evictions) = crate::segment::cache_usage();
         TableIterator::once((
             g.layout.name.clone(),

@@ -15,7 +15,6 @@ use pg_idgen_core::lease::LeaseFault;
 pub mod keeper;
 mod libpq;
 mod sql;
-pub mod unset;
 
 use crate::pg::time::mono_ns;
 

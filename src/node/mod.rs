@@ -4,3 +4,4 @@
 pub mod backend_generator;
 pub mod lease_status;
 pub mod origins;
+pub mod worker_unset;
