@@ -32,6 +32,24 @@ COMMENT ON FUNCTION idgen_internal.node_status() IS
 COMMENT ON FUNCTION idgen_internal.stream_status() IS
   'The rows of the idgen.streams view.';
 
+-- The read horizon: readers that page by ID never miss a row committed late.
+COMMENT ON FUNCTION idgen.read_horizon() IS
+  'This node''s read horizon of Snowflake IDs: every ID below it that this node made belongs to a transaction that has ended. Take it in a statement of its own, then read WHERE id > last AND id < horizon in the next (READ COMMITTED); in REPEATABLE READ it is refused (25001): take it before BEGIN.';
+COMMENT ON FUNCTION idgen.read_horizon_uuid() IS
+  'This node''s read horizon of UUIDv7s (and, as uuid_to_ulid(), ULIDs): every one below it that this node made belongs to a transaction that has ended. Used as idgen.read_horizon().';
+COMMENT ON FUNCTION idgen_internal.read_horizon_holders() IS
+  'The rows of the idgen.read_horizon_holders view.';
+COMMENT ON VIEW idgen.read_horizon_holders IS
+  'What holds the read horizons back: open transactions that took an ordered ID, prepared transactions until COMMIT/ROLLBACK PREPARED, and prepared transactions from before the server started (which hold every horizon at its lowest: their IDs are not known).';
+COMMENT ON COLUMN idgen.read_horizon_holders.kind IS 'transaction (an open transaction of a backend), prepared, or prepared before start.';
+COMMENT ON COLUMN idgen.read_horizon_holders.stream IS 'snowflake or uuidv7; NULL for a prepared transaction from before the start (it holds both).';
+COMMENT ON COLUMN idgen.read_horizon_holders.pid IS 'The backend of an open transaction (see pg_stat_activity).';
+COMMENT ON COLUMN idgen.read_horizon_holders.transaction IS 'Its transaction id: a prepared transaction''s, or the backend''s as pg_stat_activity shows it to you (NULL before it wrote anything).';
+COMMENT ON COLUMN idgen.read_horizon_holders.gid IS 'A prepared transaction''s name: COMMIT PREPARED or ROLLBACK PREPARED it to release the horizon.';
+COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id IS 'The horizon it holds: at or below the first ID the transaction took from the stream (the stream''s next ID when it took it).';
+COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id_time IS 'The time inside oldest_id: how far behind the horizon is held.';
+COMMENT ON COLUMN idgen.read_horizon_holders.since IS 'When the transaction started (for you, as pg_stat_activity shows it), or was prepared.';
+
 -- Segment mode (seed 002, Tinyid/Leaf).
 COMMENT ON FUNCTION segment_next(text) IS
   'Next ID of a business type''s number range (Tinyid/Leaf segment mode): from a range cached in shared memory, committed to idgen.segments before any of its IDs is handed out; a ROLLBACK never returns it.';
@@ -291,6 +309,11 @@ GRANT SELECT ON idgen.layouts, idgen.status, idgen.streams, idgen.worker_status,
 GRANT INSERT ON idgen.node_origins TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_status(),
     idgen_internal.stream_status(), idgen_internal.worker_lease_state() TO PUBLIC;
+-- Readers that page by ID: the horizons and what holds them (pids as pg_stat_activity shows them
+-- to everyone; the IDs are bounds of IDs anyone can make).
+GRANT EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
+    idgen_internal.read_horizon_holders() TO PUBLIC;
+GRANT SELECT ON idgen.read_horizon_holders TO PUBLIC;
 
 -- Table owners: moving their key columns onto snowflake_next() (SECURITY INVOKER: ALTER TABLE's own
 -- checks decide what a caller may change).

@@ -628,3 +628,51 @@ COMMENT ON FUNCTION idgen_internal.node_origins_insert() IS
 REVOKE EXECUTE ON FUNCTION idgen_internal.node_origins_insert() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.node_origins_insert() TO idgen_admin;
 GRANT INSERT ON idgen.node_origins TO PUBLIC;
+
+-- The read horizon (readers that page by ID never miss a row committed late): two functions, what
+-- holds them back, and who may call them.
+CREATE FUNCTION idgen."read_horizon"() RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'read_horizon_wrapper';
+CREATE FUNCTION idgen."read_horizon_uuid"() RETURNS uuid
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'read_horizon_uuid_wrapper';
+CREATE FUNCTION idgen_internal."read_horizon_holders"() RETURNS TABLE (
+	"kind" TEXT,
+	"stream" TEXT,
+	"pid" INT,
+	"transaction" bigint,
+	"oldest_id" TEXT,
+	"oldest_id_time" timestamp with time zone
+)
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'read_horizon_holders_wrapper';
+CREATE VIEW idgen.read_horizon_holders AS
+SELECT h.kind, h.stream, h.pid,
+       coalesce(h.transaction::text::xid, a.backend_xid) AS transaction,
+       p.gid, h.oldest_id, h.oldest_id_time,
+       coalesce(a.xact_start, p.prepared) AS since
+FROM idgen_internal.read_horizon_holders() AS h
+LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid = h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts AS p ON p.transaction = h.transaction::text::xid;
+COMMENT ON FUNCTION idgen.read_horizon() IS
+  'This node''s read horizon of Snowflake IDs: every ID below it that this node made belongs to a transaction that has ended. Take it in a statement of its own, then read WHERE id > last AND id < horizon in the next (READ COMMITTED); in REPEATABLE READ it is refused (25001): take it before BEGIN.';
+COMMENT ON FUNCTION idgen.read_horizon_uuid() IS
+  'This node''s read horizon of UUIDv7s (and, as uuid_to_ulid(), ULIDs): every one below it that this node made belongs to a transaction that has ended. Used as idgen.read_horizon().';
+COMMENT ON FUNCTION idgen_internal.read_horizon_holders() IS
+  'The rows of the idgen.read_horizon_holders view.';
+COMMENT ON VIEW idgen.read_horizon_holders IS
+  'What holds the read horizons back: open transactions that took an ordered ID, prepared transactions until COMMIT/ROLLBACK PREPARED, and prepared transactions from before the server started (which hold every horizon at its lowest: their IDs are not known).';
+COMMENT ON COLUMN idgen.read_horizon_holders.kind IS 'transaction (an open transaction of a backend), prepared, or prepared before start.';
+COMMENT ON COLUMN idgen.read_horizon_holders.stream IS 'snowflake or uuidv7; NULL for a prepared transaction from before the start (it holds both).';
+COMMENT ON COLUMN idgen.read_horizon_holders.pid IS 'The backend of an open transaction (see pg_stat_activity).';
+COMMENT ON COLUMN idgen.read_horizon_holders.transaction IS 'Its transaction id: a prepared transaction''s, or the backend''s as pg_stat_activity shows it to you (NULL before it wrote anything).';
+COMMENT ON COLUMN idgen.read_horizon_holders.gid IS 'A prepared transaction''s name: COMMIT PREPARED or ROLLBACK PREPARED it to release the horizon.';
+COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id IS 'The horizon it holds: at or below the first ID the transaction took from the stream (the stream''s next ID when it took it).';
+COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id_time IS 'The time inside oldest_id: how far behind the horizon is held.';
+COMMENT ON COLUMN idgen.read_horizon_holders.since IS 'When the transaction started (for you, as pg_stat_activity shows it), or was prepared.';
+
+REVOKE EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
+    idgen_internal.read_horizon_holders() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
+    idgen_internal.read_horizon_holders() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
+    idgen_internal.read_horizon_holders() TO idgen_admin;
+GRANT SELECT ON idgen.read_horizon_holders TO PUBLIC;

@@ -59,6 +59,7 @@ pub extern "C-unwind" fn _PG_init() {
     wal::register(snowflake::replay_mark);
     shmem::install_hooks(snowflake::restore_from_mark, snowflake::record_stop);
     reserver::register();
+    node::horizon::init();
     segment::init();
     lease::keeper::register();
     roles::init();

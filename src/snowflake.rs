@@ -11,6 +11,7 @@ use pgrx::{pg_sys, PgLogLevel, PgSqlErrorCode};
 use crate::errors::{batch_size, not_ready, refuse_on_standby, IdError};
 use crate::gucs::{self, ClockSettings, WorkerIdSource};
 use crate::node::backend_generator::BackendGenerator;
+use crate::node::horizon::{self, Ordered};
 use crate::node::origins::system_identifier;
 use crate::pg::data_dir;
 use crate::pg::fast_entry::fast_entry;
@@ -565,6 +566,7 @@ pub(crate) fn warn_step(step: BackwardStep, kind: &str) {
 fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
     let shared = shmem::shared();
     check_snowflake(shared);
+    horizon::hold(Ordered::Snowflake, &shared.snowflake);
     with_generator(|g| {
         let run = |cap: &dyn Fn() -> u64| {
             g.take_capped(
@@ -641,6 +643,9 @@ fn snowflake_next_fast() -> Option<i64> {
         WorkerIdSource::Citus => Some(crate::citus::cached_worker_id()?),
         WorkerIdSource::Lease => return None,
     };
+    if !horizon::hold_fast(Ordered::Snowflake, &shared.snowflake) {
+        return None;
+    }
     CURRENT
         .with_made(settings, |g| {
             let (first, _) = g.take_fast(&shared.snowflake, &PgClock, 1)?;
@@ -709,6 +714,70 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
         (issued.first..issued.first + issued.count)
             .map(move |c| g.id_of_worker(c, issued.flag, worker))
     }))
+}
+
+/// The read horizon of this node's Snowflake IDs: every ID below it that this node made belongs
+/// to a transaction that has ended. Taken in a statement of its own, before the snapshot of the
+/// query that reads below it (README, "Reading new rows in ID order").
+#[pg_extern(volatile, parallel_restricted, schema = "idgen")]
+fn read_horizon() -> i64 {
+    let shared = shmem::shared();
+    check_horizon_reader("idgen.read_horizon()");
+    let (_, flag) = shared.snowflake.last();
+    let flipped = flag != 0 || shared.snowflake.stats.flag_flips.load(Relaxed) > 0;
+    let counter = horizon::horizon_of(Ordered::Snowflake, &shared.snowflake);
+    // The node's own worker id, fixed for its life, except in lease mode (a new lease may bring
+    // another): there worker 0, below every worker's IDs of the horizon's counter.
+    let worker = if gucs::lease_mode() {
+        None
+    } else if gucs::citus_mode() {
+        Some(crate::citus::worker_id())
+    } else {
+        Some(node().worker())
+    };
+    let id = with_generator(|g| {
+        if counter == 0 && !flipped {
+            Some(0) // a prepared transaction from before the start holds every ID
+        } else if flipped {
+            None
+        } else {
+            g.horizon_id(counter, worker.unwrap_or(0))
+        }
+    });
+    id.unwrap_or_else(|| {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "idgen.read_horizon(): this node's Snowflake IDs are not in the order of their making",
+        )
+        .detail(format!(
+            "Layout {} with clock policy {}{}: a reader paging by ID would skip rows whatever the horizon.",
+            node().layout.name,
+            pg_idgen_core::generator::ClockPolicy::from(gucs::clock_settings().policy).name(),
+            if flipped { " (the rollback flag flipped since the server started)" } else { "" }
+        ))
+        .hint("Use a layout with the time in its top bits and a clock policy other than rollback_flag.")
+        .raise()
+    })
+}
+
+/// What every reader of a horizon checks: a primary (a standby does not know the primary's open
+/// transactions) and a statement snapshot that is taken after the horizon, never a transaction
+/// snapshot taken before it.
+pub(crate) fn check_horizon_reader(what: &str) {
+    refuse_on_standby(
+        what,
+        "Take the horizon on the primary together with pg_current_wal_insert_lsn(), and read on the standby once pg_last_wal_replay_lsn() has passed that position.",
+    );
+    // SAFETY: reads the transaction's isolation level, set before any statement runs.
+    if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
+            format!("{what} cannot be taken in a REPEATABLE READ or SERIALIZABLE transaction"),
+        )
+        .detail("The transaction's snapshot was taken before the horizon: a transaction that committed in between would be below the horizon and not seen.")
+        .hint("Take the horizon in its own transaction before BEGIN ISOLATION LEVEL REPEATABLE READ, and pass it to the reading query as a parameter.")
+        .raise();
+    }
 }
 
 /// Renews the reservations of every stream ahead of need, so callers rarely write the mark

@@ -284,6 +284,60 @@ mod idgen_internal {
             .collect();
         TableIterator::new(rows)
     }
+
+    /// Who holds the read horizons back now (`idgen.read_horizon_holders`): a row per open
+    /// transaction and stream, per prepared transaction and stream, and one per prepared
+    /// transaction from before the start (no stream: it holds every horizon at its lowest).
+    #[pg_extern(volatile, parallel_restricted)]
+    fn read_horizon_holders() -> TableIterator<
+        'static,
+        (
+            name!(kind, String),
+            name!(stream, Option<String>),
+            name!(pid, Option<i32>),
+            name!(transaction, Option<i64>),
+            name!(oldest_id, Option<String>),
+            name!(oldest_id_time, Option<TimestampWithTimeZone>),
+        ),
+    > {
+        use crate::node::horizon::{holders, Ordered};
+        use crate::snowflake::uuidv7_layout;
+        use pg_idgen_core::horizon::EMPTY;
+        let g = node();
+        let mut rows = Vec::new();
+        for h in holders() {
+            let xid = h.xid.map(i64::from);
+            if h.low.iter().all(|&l| l == EMPTY) {
+                rows.push((h.kind.to_string(), None, h.pid, xid, None, None));
+            }
+            for (stream, &low) in [Ordered::Snowflake, Ordered::Uuidv7].iter().zip(&h.low) {
+                if low == EMPTY {
+                    continue;
+                }
+                let (name, id, ms) = match stream {
+                    Ordered::Snowflake => (
+                        "snowflake",
+                        g.id_of(low, 0).to_string(),
+                        g.layout.ms_of_tick(low >> g.seq_bits()),
+                    ),
+                    Ordered::Uuidv7 => (
+                        "uuidv7",
+                        pgrx::Uuid::from_bytes(pg_idgen_core::uuid7::compose(low, 0)).to_string(),
+                        uuidv7_layout().ms_of_tick(low >> pg_idgen_core::uuid7::COUNTER_BITS),
+                    ),
+                };
+                rows.push((
+                    h.kind.to_string(),
+                    Some(name.to_string()),
+                    h.pid,
+                    xid,
+                    Some(id),
+                    Some(ts_of_ms(ms)),
+                ));
+            }
+        }
+        TableIterator::new(rows)
+    }
 }
 
 extension_sql!(
@@ -294,12 +348,21 @@ CREATE VIEW idgen.streams AS SELECT * FROM idgen_internal.stream_status();
 COMMENT ON VIEW idgen.layouts IS 'Named bit layouts for Snowflake IDs, this node''s first: unit, epoch, bits per field, capacity, years of range.';
 COMMENT ON VIEW idgen.status IS 'This node''s Snowflake generator: layout, worker id and its source, last ID, drift from the wall clock, durable mark, counters.';
 COMMENT ON VIEW idgen.streams IS 'This node''s clock streams, a row each: Snowflake IDs, message IDs, UUIDv7s (and ULIDs). Capacity, last tick, drift from the wall clock, how far the durable mark covers, counters.';
+CREATE VIEW idgen.read_horizon_holders AS
+SELECT h.kind, h.stream, h.pid,
+       coalesce(h.transaction::text::xid, a.backend_xid) AS transaction,
+       p.gid, h.oldest_id, h.oldest_id_time,
+       coalesce(a.xact_start, p.prepared) AS since
+FROM idgen_internal.read_horizon_holders() AS h
+LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid = h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts AS p ON p.transaction = h.transaction::text::xid;
 "#,
     name = "status_views",
     requires = [
         idgen_internal::layout_catalog,
         idgen_internal::node_status,
-        idgen_internal::stream_status
+        idgen_internal::stream_status,
+        idgen_internal::read_horizon_holders
     ],
 );
 

@@ -14,6 +14,7 @@ use pgrx::{PgSqlErrorCode, Uuid};
 use crate::errors::{batch_size, out_of_range, IdError};
 use crate::gucs;
 use crate::node::backend_generator::BackendGenerator;
+use crate::node::horizon::{self, Ordered};
 use crate::pg::fast_entry::fast_entry;
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
@@ -36,6 +37,7 @@ fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
 fn take(want: u64) -> Issued {
     let shared = shmem::shared();
     check_uuidv7(shared);
+    horizon::hold(Ordered::Uuidv7, &shared.uuidv7);
     with_generator(|g| take_with(g, shared, want))
 }
 
@@ -70,6 +72,9 @@ fn uuidv7_next_fast() -> Option<[u8; 16]> {
         return None;
     }
     let random = strong_random::try_next_u64()?;
+    if !horizon::hold_fast(Ordered::Uuidv7, &shared.uuidv7) {
+        return None;
+    }
     let counter = CURRENT
         .with_made(gucs::per_row_settings().1, |g| {
             g.take_fast(&shared.uuidv7, &PgClock, 1)
@@ -180,6 +185,17 @@ fn uuidv7_timestamp(id: Uuid) -> TimestampWithTimeZone {
 #[pg_extern(immutable, parallel_safe, strict)]
 fn ulid_timestamp(ulid: &str) -> TimestampWithTimeZone {
     ts_of_ms(uuid7::ulid_ms(&parse_ulid(ulid)) as i64)
+}
+
+/// The read horizon of this node's UUIDv7s and ULIDs: every one below it that this node made
+/// belongs to a transaction that has ended (`idgen.read_horizon()` for Snowflake IDs says more).
+/// Its random bits are 0, so it is at or below every UUIDv7 of its counter.
+#[pg_extern(volatile, parallel_restricted, schema = "idgen")]
+fn read_horizon_uuid() -> Uuid {
+    let shared = shmem::shared();
+    crate::snowflake::check_horizon_reader("idgen.read_horizon_uuid()");
+    let counter = horizon::horizon_of(Ordered::Uuidv7, &shared.uuidv7);
+    Uuid::from_bytes(uuid7::compose(counter, 0))
 }
 
 /// The smallest UUIDv7 of an instant's millisecond: `WHERE id >= uuidv7_from_timestamp(...)` is

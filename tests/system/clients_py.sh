@@ -14,15 +14,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
 PORT=26451
-VENV=/var/tmp/pg_idgen_clients/py
-PKGS=("psycopg[binary]>=3.2,<4" "sqlalchemy>=2,<3" "alembic>=1.13,<2" "django>=5.2,<5.3")
-if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django" 2>/dev/null; then
-  rm -rf "$VENV"
-  if ! { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "${PKGS[@]}"; } >"$WORK/pip.log" 2>&1; then
-    rm -rf "$VENV"
-    skip_test "pip could not install psycopg, SQLAlchemy, Alembic and Django from PyPI ($(tail -1 "$WORK/pip.log"))"
-  fi
-fi
+VENV=$(py_venv) || skip_test "pip could not install psycopg, SQLAlchemy, Alembic and Django from PyPI ($VENV)"
 echo "  $("$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django, sys; print(f'python {sys.version.split()[0]}, psycopg {psycopg.__version__}, SQLAlchemy {sqlalchemy.__version__}, Alembic {alembic.__version__}, Django {django.get_version()}')")"
 cluster_init clients_py $PORT
 cluster_start clients_py

@@ -353,6 +353,26 @@ impl Generator {
             | p.fixed) as i64
     }
 
+    /// A read horizon as an ID of `worker`: the smallest ID of that worker whose counter is
+    /// `counter` or more. Every ID of the worker at or above the counter is at or above it, and
+    /// every one below the counter is below it (so an idle node's horizon passes its last ID).
+    /// Worker 0 bounds the IDs of every worker from below (for a node whose worker id may change):
+    /// then, where the layout puts the worker above the sequence, another worker's IDs of the
+    /// horizon's tick sort above it until the stream moves to the next tick. None where IDs are not
+    /// ordered by their counters: a layout with the worker or sequence above the time, or the
+    /// rollback policy (IDs after a flip back sort below IDs made before it).
+    pub fn horizon_id(&self, counter: u64, worker: u64) -> Option<i64> {
+        let p = &self.packing;
+        let top = |f: Field| self.layout.shift(f) + self.layout.bits(f);
+        let time_on_top = [Field::Sequence, Field::Worker]
+            .iter()
+            .all(|&f| self.layout.bits(f) == 0 || top(f) <= p.time);
+        if !time_on_top || self.policy == ClockPolicy::RollbackFlag {
+            return None;
+        }
+        Some(self.id_of_worker(counter, 0, worker))
+    }
+
     pub fn worker(&self) -> u64 {
         self.worker
     }

@@ -8,6 +8,7 @@ pub mod civil;
 pub mod codec;
 pub mod field;
 pub mod generator;
+pub mod horizon;
 pub mod layout;
 pub mod layout_history;
 pub mod lease;

@@ -1,0 +1,194 @@
+"""Writers and readers of tests/system/read_horizon.sh: 8 writers for DURATION seconds, readers
+paging with the recipe of examples/outbox_relay.py (READ COMMITTED by Snowflake ID, REPEATABLE
+READ per page by Snowflake ID, READ COMMITTED by UUIDv7) and one paging by `id > last` alone
+(the control). Every connection comes back after a crash of the server. Prints one JSON object.
+
+Usage: horizon_stress.py CONNINFO DURATION
+"""
+
+import json
+import random
+import sys
+import threading
+import time
+import uuid
+
+import psycopg
+
+sys.path.insert(0, sys.argv[3] if len(sys.argv) > 3 else "examples")
+from outbox_relay import HORIZON, HORIZON_UUID, read_page  # noqa: E402
+
+CONNINFO, DURATION = sys.argv[1], float(sys.argv[2])
+WRITERS = 8
+deadline = time.monotonic() + DURATION
+lock = threading.Lock()
+stats = {"transactions": 0, "committed": 0, "rolled_back": 0, "savepoints_rolled_back": 0,
+         "prepared": 0, "prepared_committed": 0, "prepared_rolled_back": 0, "ids_not_inserted": 0,
+         "errors": 0, "reconnects": 0}
+pending = []  # (due, gid, commit)
+writers_done = threading.Event()
+final = {}  # set once every write has ended: the largest id and u
+
+
+def count(key, n=1):
+    with lock:
+        stats[key] += n
+
+
+def connect(name, until):
+    """A connection, retried while the server restarts (until `until`)."""
+    while True:
+        try:
+            return psycopg.connect(CONNINFO, autocommit=True, application_name=name, connect_timeout=5)
+        except psycopg.OperationalError:
+            if time.monotonic() > until:
+                raise
+            time.sleep(0.2)
+
+
+def writer(i):
+    rnd = random.Random(i)
+    conn = connect(f"hz-writer-{i}", deadline + 60)
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        try:
+            conn.execute("BEGIN")
+            count("transactions")
+            if rnd.random() < 0.15:
+                k = rnd.randint(1, 20)
+                conn.execute("SELECT snowflake_next(), uuidv7_next() FROM generate_series(1, %s)", (k,))
+                count("ids_not_inserted", k)
+            for _ in range(rnd.choice([1, 1, 2, 3])):
+                k = rnd.randint(1, 50)
+                conn.execute("INSERT INTO outbox (writer, n) SELECT %s, g FROM generate_series(1, %s) g", (i, k))
+            if rnd.random() < 0.2:
+                conn.execute("SAVEPOINT s")
+                conn.execute("INSERT INTO outbox (writer, n) SELECT %s, -g FROM generate_series(1, %s) g",
+                             (i, rnd.randint(1, 20)))
+                conn.execute("ROLLBACK TO SAVEPOINT s")
+                count("savepoints_rolled_back")
+            time.sleep(rnd.uniform(0, 0.3))
+            r = rnd.random()
+            if r < 0.10:
+                conn.execute("ROLLBACK")
+                count("rolled_back")
+            elif r < 0.16:
+                gid = f"hz-{i}-{n}"
+                conn.execute(f"PREPARE TRANSACTION '{gid}'")
+                count("prepared")
+                with lock:
+                    pending.append((time.monotonic() + rnd.uniform(1, 4), gid, rnd.random() < 0.8))
+            else:
+                conn.execute("COMMIT")
+                count("committed")
+        except psycopg.Error:
+            count("errors")
+            if conn.broken or conn.closed:
+                count("reconnects")
+                time.sleep(0.2)
+                conn = connect(f"hz-writer-{i}", deadline + 60)
+            else:
+                try:
+                    conn.execute("ROLLBACK")
+                except psycopg.Error:
+                    pass
+    conn.close()
+
+
+def finisher():
+    """COMMIT PREPARED / ROLLBACK PREPARED, seconds after each PREPARE, from another session."""
+    conn = connect("hz-finisher", deadline + 60)
+    while True:
+        done_writing = writers_done.is_set()
+        with lock:
+            due = [p for p in pending if done_writing or p[0] <= time.monotonic()]
+        for p in due:
+            _, gid, commit = p
+            try:
+                conn.execute(f"{'COMMIT' if commit else 'ROLLBACK'} PREPARED '{gid}'")
+                count("prepared_committed" if commit else "prepared_rolled_back")
+                with lock:
+                    pending.remove(p)
+            except psycopg.errors.UndefinedObject:
+                with lock:  # its PREPARE never completed (the server crashed under it)
+                    pending.remove(p)
+            except psycopg.Error:
+                count("errors")
+                if conn.broken or conn.closed:
+                    count("reconnects")
+                    conn = connect("hz-finisher", deadline + 120)
+        with lock:
+            if done_writing and not pending:
+                break
+        time.sleep(0.05)
+    conn.close()
+
+
+READERS = {
+    "rc_id": dict(query="SELECT id FROM outbox WHERE id > %s AND id < %s ORDER BY id LIMIT %s",
+                  horizon=HORIZON, repeatable_read=False, start=0, key="id"),
+    "rr_id": dict(query="SELECT id FROM outbox WHERE id > %s AND id < %s ORDER BY id LIMIT %s",
+                  horizon=HORIZON, repeatable_read=True, start=0, key="id"),
+    "rc_uuid": dict(query="SELECT u FROM outbox WHERE u > %s AND u < %s ORDER BY u LIMIT %s",
+                    horizon=HORIZON_UUID, repeatable_read=False,
+                    start=uuid.UUID(int=0), key="u"),
+    # The control: `id > last` alone, READ COMMITTED.
+    "control_id": dict(query="SELECT id FROM outbox WHERE id > %s AND %s::bigint IS NOT NULL ORDER BY id LIMIT %s",
+                       horizon="SELECT 0::bigint", repeatable_read=False, start=0, key="id"),
+}
+seen = {name: [] for name in READERS}
+pages = {name: 0 for name in READERS}
+
+
+def reader(name):
+    r = READERS[name]
+    conn = connect(f"hz-reader-{name}", deadline + 60)
+    last = r["start"]
+    while True:
+        try:
+            rows, new_last = read_page(conn, last, 200, r["query"], r["horizon"], r["repeatable_read"])
+        except psycopg.Error:
+            count("errors")
+            if conn.broken or conn.closed:
+                count("reconnects")
+                conn = connect(f"hz-reader-{name}", time.monotonic() + 120)
+            continue
+        pages[name] += 1
+        seen[name].extend(row[0] for row in rows)
+        last = new_last
+        if not rows:
+            with lock:
+                end = final.get(r["key"])
+            if end == "empty" or (end is not None and last >= end) or time.monotonic() > deadline + 150:
+                break
+            time.sleep(0.02)
+    conn.close()
+
+
+threads = [threading.Thread(target=writer, args=(i,)) for i in range(WRITERS)]
+fin = threading.Thread(target=finisher)
+rthreads = [threading.Thread(target=reader, args=(name,)) for name in READERS]
+for t in threads + [fin] + rthreads:
+    t.start()
+for t in threads:
+    t.join()
+writers_done.set()
+fin.join()
+conn = connect("hz-check", time.monotonic() + 120)
+ids = [r[0] for r in conn.execute("SELECT id FROM outbox ORDER BY id")]
+us = [r[0] for r in conn.execute("SELECT u FROM outbox ORDER BY u")]
+with lock:
+    final["id"] = ids[-1] if ids else "empty"
+    final["u"] = us[-1] if us else "empty"
+for t in rthreads:
+    t.join(timeout=120)
+truth = {"id": ids, "u": us}
+out = dict(stats, rows=len(ids))
+for name, r in READERS.items():
+    got = seen[name]
+    want = set(truth[r["key"]])
+    out[name] = {"read": len(got), "distinct": len(set(got)), "missed": len(want - set(got)),
+                 "not_committed": len(set(got) - want), "in_order": got == sorted(got), "pages": pages[name],
+                 "exactly_once": sorted(got) == truth[r["key"]]}
+print(json.dumps(out))

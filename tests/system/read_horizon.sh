@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The read horizon (README, "Reading new rows in ID order"): readers that page by ID below
+# idgen.read_horizon() never miss a row that commits late.
+#   - 8 writers for a minute (tests/horizon_stress.py): transactions of 1-50 IDs and more, a
+#     random 0-300 ms before COMMIT, 10% ROLLBACK, some rolled back to a savepoint, some PREPAREd
+#     and committed (or rolled back) by another session 1-4 s later, some taking IDs they never
+#     insert; readers paging with examples/outbox_relay.py's recipe the whole time (READ COMMITTED
+#     by Snowflake ID, REPEATABLE READ per page by Snowflake ID, READ COMMITTED by UUIDv7). During
+#     the run the server's clock steps back 3 s and forward again (libfaketime), a writer's
+#     backend is killed with kill -9 mid-transaction (a crash restart: every session reconnects,
+#     prepared transactions survive), and the postmaster itself is killed with kill -9 and
+#     started again. At the end each reader has read every committed row exactly once.
+#   - The control, in the same run: a reader paging by `id > last` alone misses rows.
+#   - After the crashes the horizon moves on: nothing holds it, and it is above every row.
+#   - What holds it is shown (idgen.read_horizon_holders) for an open and a prepared transaction,
+#     and for a prepared transaction from before a restart, which holds it at 0 until it ends.
+#   - REPEATABLE READ refuses to take it (25001); a layout under clock_policy rollback_flag too.
+# (Control, run by hand: with node/horizon.rs's `publish` storing nothing, the three readers of
+# the recipe miss rows as the control reader does.)
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
+P=26478
+VENV=$(py_venv) || skip_test "pip could not install psycopg from PyPI ($VENV)"
+CLOCK="$WORK/read_horizon.faketime"
+setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }
+setclock "+0"
+trap 'cluster_stop horizon immediate' EXIT
+cluster_init horizon $P "max_prepared_transactions = 64" "idgen.worker_id = 3"
+cluster_start_faketime horizon "$CLOCK"
+q $P "CREATE EXTENSION pg_idgen;
+      CREATE TABLE outbox (id bigint PRIMARY KEY DEFAULT snowflake_next(),
+                           u uuid UNIQUE DEFAULT uuidv7_next(), writer int, n int)"
+
+# What holds the horizon, and the refusals.
+psql -h 127.0.0.1 -p $P -U postgres -X -q -A -t -c "BEGIN" -c "INSERT INTO outbox (writer) VALUES (0)" \
+  -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null &
+sleep 1
+check "an open transaction holds both horizons, shown with its pid" eq \
+  "$(q $P "SELECT string_agg(kind || ':' || stream || ':' || (pid IS NOT NULL), ',' ORDER BY stream) FROM idgen.read_horizon_holders")" \
+  "transaction:snowflake:true,transaction:uuidv7:true"
+check "... the horizon is at its ID, which is not visible yet" eq \
+  "$(q $P "SELECT idgen.read_horizon() = (SELECT oldest_id::bigint FROM idgen.read_horizon_holders WHERE stream = 'snowflake')
+               AND NOT EXISTS (SELECT FROM outbox)")" t
+wait
+check "... and once it commits, the horizon is above its row" eq \
+  "$(q $P "SELECT idgen.read_horizon() > max(id) AND idgen.read_horizon_uuid() > (SELECT u FROM outbox ORDER BY u DESC LIMIT 1) FROM outbox")" t
+q $P "BEGIN; INSERT INTO outbox (writer) VALUES (0); PREPARE TRANSACTION 'held'"
+check "a prepared transaction holds it, named by its gid" eq \
+  "$(q $P "SELECT string_agg(DISTINCT kind || ':' || gid, ',') FROM idgen.read_horizon_holders")" "prepared:held"
+check "... at its ID" eq "$(q $P "SELECT idgen.read_horizon() = (SELECT oldest_id::bigint FROM idgen.read_horizon_holders WHERE stream = 'snowflake')")" t
+cluster_stop horizon fast
+cluster_start_faketime horizon "$CLOCK"
+check "after a restart, a prepared transaction from before it holds the horizon at 0" eq \
+  "$(q $P "SELECT idgen.read_horizon(), (SELECT kind || ':' || gid FROM idgen.read_horizon_holders)")" "0|prepared before start:held"
+q $P "COMMIT PREPARED 'held'"
+check "... until it is committed: then the horizon is above its row and nothing holds it" eq \
+  "$(q $P "SELECT idgen.read_horizon() > max(id) AND NOT EXISTS (SELECT FROM idgen.read_horizon_holders) FROM outbox")" t
+err=$(psql -h 127.0.0.1 -p $P -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" \
+  -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SELECT idgen.read_horizon()" 2>&1 || true)
+check "REPEATABLE READ: refused with 25001" grep -q "25001" <<<"$err"
+q $P "CREATE ROLE plain LOGIN"
+check "a plain role may take both horizons and read what holds them" eq \
+  "$(psql -h 127.0.0.1 -p $P -U plain -d postgres -X -q -A -t -c "SELECT idgen.read_horizon() > 0, idgen.read_horizon_uuid() IS NOT NULL, (SELECT count(*) FROM idgen.read_horizon_holders)")" "t|t|0"
+q $P "TRUNCATE outbox"
+
+# The run: faults at 12 s (clock 3 s back), 22 s (kill -9 of a writer's backend), 32 s (kill -9 of
+# the postmaster, started again), 45 s (the clock forward again).
+log "read_horizon: 60 s of writers and readers, with faults"
+"$VENV/bin/python" "$REPO/tests/horizon_stress.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" 60 \
+  "$REPO/examples" >"$WORK/horizon.json" 2>"$WORK/horizon.err" &
+stress=$!
+sleep 12
+setclock "-3s"
+sleep 10
+victim=$(q $P "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'hz-writer-%' AND state = 'idle in transaction' LIMIT 1")
+[ -n "$victim" ] || victim=$(q $P "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'hz-writer-%' LIMIT 1")
+check "found a writer's backend to kill" test -n "$victim"
+kill -9 "$victim" || true
+sleep 10
+kill_server horizon
+cluster_start_faketime horizon "$CLOCK"
+sleep 13
+setclock "+0"
+wait $stress || true
+out=$(cat "$WORK/horizon.json")
+echo "    $out"
+check "the run finished" test -n "$out"
+[ -n "$out" ] || tail -20 "$WORK/horizon.err"
+check "the writer's kill -9 caused a crash restart" grep -q "terminated by signal 9" "$(cluster_dir horizon)/server.log"
+check "the writers committed, rolled back, prepared and rolled back to savepoints" test \
+  "$(field "$out" committed)" -gt 100 -a "$(field "$out" rolled_back)" -gt 5 -a "$(field "$out" prepared_committed)" -gt 5 \
+  -a "$(field "$out" savepoints_rolled_back)" -gt 5 -a "$(field "$out" ids_not_inserted)" -gt 10
+check "the clients reconnected after the crashes" test "$(field "$out" reconnects)" -ge 8
+for r in rc_id rr_id rc_uuid; do
+  check "reader $r (the recipe) read every committed row exactly once, in order" eq \
+    "$(python3 -c "import json,sys; r=json.load(sys.stdin)['$r']; print(r['exactly_once'], r['in_order'], r['missed'])" <<<"$out")" \
+    "True True 0"
+done
+check "the control reader (id > last alone) missed rows" test \
+  "$(python3 -c "import json,sys; print(json.load(sys.stdin)['control_id']['missed'])" <<<"$out")" -gt 0
+check "after the run the horizon moved on: nothing holds it, and it is above every row" eq \
+  "$(q $P "SELECT idgen.read_horizon() > max(id) AND idgen.read_horizon_uuid() > (SELECT u FROM outbox ORDER BY u DESC LIMIT 1)
+                 AND NOT EXISTS (SELECT FROM idgen.read_horizon_holders) FROM outbox")" t
+
+# Under clock_policy rollback_flag IDs after a flip sort below earlier ones: refused.
+trap 'cluster_stop horizon immediate; cluster_stop horizon_flag immediate' EXIT
+cluster_init horizon_flag 26479 "idgen.layout = 'raindrop'" "idgen.clock_policy = 'rollback_flag'" "idgen.worker_id = 1"
+cluster_start horizon_flag
+q 26479 "CREATE EXTENSION pg_idgen"
+err=$(psql -h 127.0.0.1 -p 26479 -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT idgen.read_horizon()" 2>&1 || true)
+check "rollback_flag: refused with 55000" grep -q "55000" <<<"$err"
+finish
