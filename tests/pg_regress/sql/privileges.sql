@@ -94,8 +94,8 @@ SELECT p.oid::regprocedure AS security_definer_function,
  ORDER BY p.oid::regprocedure::text;
 
 -- What PUBLIC may execute in schemas idgen and idgen_internal: the functions behind the status
--- views, and the conversion of a key column (SECURITY INVOKER: ALTER TABLE's own checks decide
--- what a caller may change); nothing else.
+-- views, the read horizons, and the conversion of a key column (SECURITY INVOKER: ALTER TABLE's
+-- own checks decide what a caller may change); nothing else.
 SELECT p.oid::regprocedure AS public_function
   FROM pg_proc p WHERE p.pronamespace IN ('idgen'::regnamespace, 'idgen_internal'::regnamespace)
    AND has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
