@@ -722,7 +722,7 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
 #[pg_extern(volatile, parallel_restricted, schema = "idgen")]
 fn read_horizon() -> i64 {
     let shared = shmem::shared();
-    check_horizon_reader("idgen.read_horizon()");
+    horizon::check_reader("idgen.read_horizon()");
     let (_, flag) = shared.snowflake.last();
     let flipped = flag != 0 || shared.snowflake.stats.flag_flips.load(Relaxed) > 0;
     let counter = horizon::horizon_of(Ordered::Snowflake, &shared.snowflake);
@@ -758,26 +758,6 @@ fn read_horizon() -> i64 {
         .hint("Use a layout with the time in its top bits and a clock policy other than rollback_flag.")
         .raise()
     })
-}
-
-/// What every reader of a horizon checks: a primary (a standby does not know the primary's open
-/// transactions) and a statement snapshot that is taken after the horizon, never a transaction
-/// snapshot taken before it.
-pub(crate) fn check_horizon_reader(what: &str) {
-    refuse_on_standby(
-        what,
-        "Take the horizon on the primary together with pg_current_wal_insert_lsn(), and read on the standby once pg_last_wal_replay_lsn() has passed that position.",
-    );
-    // SAFETY: reads the transaction's isolation level, set before any statement runs.
-    if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
-            format!("{what} cannot be taken in a REPEATABLE READ or SERIALIZABLE transaction"),
-        )
-        .detail("The transaction's snapshot was taken before the horizon: a transaction that committed in between would be below the horizon and not seen.")
-        .hint("Take the horizon in its own transaction before BEGIN ISOLATION LEVEL REPEATABLE READ, and pass it to the reading query as a parameter.")
-        .raise();
-    }
 }
 
 /// Renews the reservations of every stream ahead of need, so callers rarely write the mark

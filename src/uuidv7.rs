@@ -193,7 +193,7 @@ fn ulid_timestamp(ulid: &str) -> TimestampWithTimeZone {
 #[pg_extern(volatile, parallel_restricted, schema = "idgen")]
 fn read_horizon_uuid() -> Uuid {
     let shared = shmem::shared();
-    crate::snowflake::check_horizon_reader("idgen.read_horizon_uuid()");
+    horizon::check_reader("idgen.read_horizon_uuid()");
     let counter = horizon::horizon_of(Ordered::Uuidv7, &shared.uuidv7);
     Uuid::from_bytes(uuid7::compose(counter, 0))
 }

@@ -287,6 +287,26 @@ unsafe extern "C-unwind" fn on_exit(_code: c_int, _arg: pg_sys::Datum) {
     }
 }
 
+/// What every reader of a horizon checks: a primary (a standby does not know the primary's open
+/// transactions) and a statement snapshot that is taken after the horizon, never a transaction
+/// snapshot taken before it.
+pub fn check_reader(what: &str) {
+    crate::errors::refuse_on_standby(
+        what,
+        "Take the horizon on the primary together with pg_current_wal_insert_lsn(), and read on the standby once pg_last_wal_replay_lsn() has passed that position.",
+    );
+    // SAFETY: reads the transaction's isolation level, set before any statement runs.
+    if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
+        crate::errors::IdError::new(
+            pgrx::PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
+            format!("{what} cannot be taken in a REPEATABLE READ or SERIALIZABLE transaction"),
+        )
+        .detail("The transaction's snapshot was taken before the horizon: a transaction that committed in between would be below the horizon and not seen.")
+        .hint("Take the horizon in its own transaction before BEGIN ISOLATION LEVEL REPEATABLE READ, and pass it to the reading query as a parameter.")
+        .raise();
+    }
+}
+
 /// Who holds a horizon back: a backend's open transaction, a prepared transaction, or a prepared
 /// transaction from before the start whose bounds are unknown.
 pub struct Holder {
