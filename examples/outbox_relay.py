@@ -9,8 +9,8 @@ The relay remembers the largest ID it has passed on (`last`) and reads, page aft
 above it and below this node's read horizon: every ID below the horizon belongs to a transaction
 that has ended, so no row can later appear below what was read. The horizon is taken in a
 statement of its own, before the snapshot the page is read with; in REPEATABLE READ, before
-BEGIN. Several nodes writing the table (logical replication, Citus): the smallest horizon of the
-nodes that write it (`min_horizon`).
+BEGIN. On a physical standby: `read_page_standby`. Several nodes writing the table (logical
+replication, Citus): the smallest horizon of the nodes that write it (`min_horizon`).
 
 Run: python outbox_relay.py "host=... dbname=..."   prints each row as a JSON line, forever.
 """
@@ -38,6 +38,23 @@ def read_page(conn, last, limit=500, query=PAGE, horizon=HORIZON, repeatable_rea
     finally:
         if repeatable_read:
             conn.execute("COMMIT")
+    return rows, (rows[-1][0] if rows else last)
+
+
+def read_page_standby(primary, standby, last, limit=500, query=PAGE, horizon=HORIZON, timeout_s=60):
+    """The same page, read on a physical standby. A standby cannot know the horizon (it does not
+    see the primary's open transactions; read_horizon() is refused there with 25006), so take it
+    on the primary, then the primary's WAL insert position: every transaction below the horizon
+    had written its commit record before that position. Read on the standby once it has replayed
+    past it. `primary` and `standby` are in autocommit mode."""
+    h = primary.execute(horizon).fetchone()[0]
+    lsn = primary.execute("SELECT pg_current_wal_insert_lsn()::text").fetchone()[0]
+    give_up = time.monotonic() + timeout_s
+    while not standby.execute("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (lsn,)).fetchone()[0]:
+        if time.monotonic() > give_up:
+            raise TimeoutError(f"the standby has not replayed up to {lsn} in {timeout_s} s")
+        time.sleep(0.01)
+    rows = standby.execute(query, (last, h, limit)).fetchall()
     return rows, (rows[-1][0] if rows else last)
 
 

@@ -3,8 +3,15 @@ paging with the recipe of examples/outbox_relay.py (READ COMMITTED by Snowflake 
 READ per page by Snowflake ID, READ COMMITTED by UUIDv7) and one paging by `id > last` alone
 (the control). Every connection comes back after a crash of the server. Prints one JSON object.
 
-Usage: horizon_stress.py CONNINFO DURATION
+With HZ_STANDBY (the conninfo of a physical standby of the server), two more readers page on
+the standby: "standby_id" with the recipe's read_page_standby, and "standby_control", which takes
+the horizon on the primary but does not wait for the standby's replay. HZ_READERS (names,
+comma-separated) runs only those readers.
+
+Usage: horizon_stress.py CONNINFO DURATION [EXAMPLES_DIR]
 """
+
+import os
 
 import json
 import random
@@ -16,9 +23,10 @@ import uuid
 import psycopg
 
 sys.path.insert(0, sys.argv[3] if len(sys.argv) > 3 else "examples")
-from outbox_relay import HORIZON, HORIZON_UUID, read_page  # noqa: E402
+from outbox_relay import HORIZON, HORIZON_UUID, read_page, read_page_standby  # noqa: E402
 
 CONNINFO, DURATION = sys.argv[1], float(sys.argv[2])
+STANDBY = os.environ.get("HZ_STANDBY")
 WRITERS = 8
 deadline = time.monotonic() + DURATION
 lock = threading.Lock()
@@ -35,11 +43,11 @@ def count(key, n=1):
         stats[key] += n
 
 
-def connect(name, until):
+def connect(name, until, conninfo=CONNINFO):
     """A connection, retried while the server restarts (until `until`)."""
     while True:
         try:
-            return psycopg.connect(CONNINFO, autocommit=True, application_name=name, connect_timeout=5)
+            return psycopg.connect(conninfo, autocommit=True, application_name=name, connect_timeout=5)
         except psycopg.OperationalError:
             if time.monotonic() > until:
                 raise
@@ -137,22 +145,45 @@ READERS = {
     "control_id": dict(query="SELECT id FROM outbox WHERE id > %s AND %s::bigint IS NOT NULL ORDER BY id LIMIT %s",
                        horizon="SELECT 0::bigint", repeatable_read=False, start=0, key="id"),
 }
+if STANDBY:
+    READERS["standby_id"] = dict(query=READERS["rc_id"]["query"], horizon=HORIZON, start=0, key="id",
+                                 standby=True, wait=True)
+    READERS["standby_control"] = dict(query=READERS["rc_id"]["query"], horizon=HORIZON, start=0, key="id",
+                                      standby=True, wait=False)
+if os.environ.get("HZ_READERS"):
+    READERS = {name: READERS[name] for name in os.environ["HZ_READERS"].split(",")}
 seen = {name: [] for name in READERS}
 pages = {name: 0 for name in READERS}
+
+
+def standby_page(primary, standby, last, r):
+    """read_page_standby, or (the control) the same without waiting for the standby's replay."""
+    if r["wait"]:
+        return read_page_standby(primary, standby, last, 200, r["query"], r["horizon"])
+    h = primary.execute(r["horizon"]).fetchone()[0]
+    rows = standby.execute(r["query"], (last, h, 200)).fetchall()
+    return rows, (rows[-1][0] if rows else last)
 
 
 def reader(name):
     r = READERS[name]
     conn = connect(f"hz-reader-{name}", deadline + 60)
+    standby = connect(f"hz-reader-{name}", deadline + 60, STANDBY) if r.get("standby") else None
     last = r["start"]
     while True:
         try:
-            rows, new_last = read_page(conn, last, 200, r["query"], r["horizon"], r["repeatable_read"])
+            if standby:
+                rows, new_last = standby_page(conn, standby, last, r)
+            else:
+                rows, new_last = read_page(conn, last, 200, r["query"], r["horizon"], r["repeatable_read"])
         except psycopg.Error:
             count("errors")
             if conn.broken or conn.closed:
                 count("reconnects")
                 conn = connect(f"hz-reader-{name}", time.monotonic() + 120)
+            if standby and (standby.broken or standby.closed):
+                count("reconnects")
+                standby = connect(f"hz-reader-{name}", time.monotonic() + 120, STANDBY)
             continue
         pages[name] += 1
         seen[name].extend(row[0] for row in rows)
@@ -164,6 +195,8 @@ def reader(name):
                 break
             time.sleep(0.02)
     conn.close()
+    if standby:
+        standby.close()
 
 
 threads = [threading.Thread(target=writer, args=(i,)) for i in range(WRITERS)]

@@ -14,6 +14,9 @@
 #   - After the crashes the horizon moves on: nothing holds it, and it is above every row.
 #   - What holds it is shown (idgen.read_horizon_holders) for an open and a prepared transaction,
 #     and for a prepared transaction from before a restart, which holds it at 0 until it ends.
+#   - A physical standby refuses it (25006); the recipe for reading there (the horizon and the WAL
+#     position on the primary, the page on the standby once replayed) reads every row once from a
+#     standby that replays 100 ms behind, where the same reader without the wait misses rows.
 #   - REPEATABLE READ refuses to take it (25001); a layout under clock_policy rollback_flag too.
 # (Control, run by hand: with node/horizon.rs's `publish` storing nothing, the three readers of
 # the recipe missed 71,693, 71,972 and 71,577 of 121,939 rows, as the control reader (75,909);
@@ -102,6 +105,33 @@ check "the control reader (id > last alone) missed rows" test \
 check "after the run the horizon moved on: nothing holds it, and it is above every row" eq \
   "$(q $P "SELECT idgen.read_horizon() > max(id) AND idgen.read_horizon_uuid() > (SELECT u FROM outbox ORDER BY u DESC LIMIT 1)
                  AND NOT EXISTS (SELECT FROM idgen.read_horizon_holders) FROM outbox")" t
+
+# On a physical standby the horizon cannot be known (it does not see the primary's open
+# transactions): refused. The recipe there (read_page_standby): the horizon and then the WAL
+# insert position on the primary, the page on the standby once it has replayed past it.
+trap 'cluster_stop horizon immediate; cluster_stop horizon_standby immediate' EXIT
+q $P "TRUNCATE outbox"
+standby_init horizon_standby $P 26480
+# Replay 100 ms behind the primary, as a loaded standby is: what the recipe's wait is for.
+cluster_conf horizon_standby "recovery_min_apply_delay = '100ms'"
+cluster_start horizon_standby
+for f in "idgen.read_horizon()" "idgen.read_horizon_uuid()"; do
+  err=$(psql -h 127.0.0.1 -p 26480 -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT $f" 2>&1 || true)
+  check "on a standby $f is refused with 25006" grep -q "25006" <<<"$err"
+done
+log "read_horizon: 20 s of writers, readers on the standby"
+HZ_STANDBY="host=127.0.0.1 port=26480 user=postgres dbname=postgres" HZ_READERS=standby_id,standby_control \
+  "$VENV/bin/python" "$REPO/tests/horizon_stress.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" 20 \
+  "$REPO/examples" >"$WORK/horizon_standby.json" 2>"$WORK/horizon_standby.err" || true
+out=$(cat "$WORK/horizon_standby.json")
+echo "    $out"
+[ -n "$out" ] || tail -20 "$WORK/horizon_standby.err"
+check "reader standby_id (the recipe on a standby) read every committed row exactly once, in order" eq \
+  "$(python3 -c "import json,sys; j=json.load(sys.stdin); r=j['standby_id']; print(j['rows'] > 1000, r['exactly_once'], r['in_order'], r['missed'])" <<<"$out")" \
+  "True True True 0"
+check "the control (the horizon from the primary, no wait for the standby's replay) missed rows" test \
+  "$(python3 -c "import json,sys; print(json.load(sys.stdin)['standby_control']['missed'])" <<<"$out")" -gt 0
+cluster_stop horizon_standby fast
 
 # Under clock_policy rollback_flag IDs after a flip sort below earlier ones: refused.
 trap 'cluster_stop horizon immediate; cluster_stop horizon_flag immediate' EXIT
