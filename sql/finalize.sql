@@ -315,6 +315,17 @@ GRANT EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
     idgen_internal.read_horizon_holders() TO PUBLIC;
 GRANT SELECT ON idgen.read_horizon_holders TO PUBLIC;
 
+-- Public IDs: everyone may encrypt and decrypt with a key by its name, and see the keys' names,
+-- versions and fingerprints; only superusers read the keys (idgen_internal.public_keys), and
+-- administrators make, rotate and drop them (below, with everything in idgen).
+GRANT EXECUTE ON FUNCTION idgen.encrypt_id(bigint, text, integer), idgen.decrypt_id(bigint, text, integer),
+    idgen.encrypt_id_js_safe(bigint, text, integer), idgen.decrypt_id_js_safe(bigint, text, integer),
+    idgen.encrypt_uuid(uuid, text, integer), idgen.decrypt_uuid(uuid, text, integer),
+    idgen.id_to_public(bigint, text), idgen.public_to_id(text, text),
+    idgen.uuid_to_public(uuid, text), idgen.public_to_uuid(text, text),
+    idgen_internal.public_key_fingerprint(text, integer) TO PUBLIC;
+GRANT SELECT ON idgen.public_keys TO PUBLIC;
+
 -- Table owners: moving their key columns onto snowflake_next() (SECURITY INVOKER: ALTER TABLE's own
 -- checks decide what a caller may change).
 GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),

@@ -17,6 +17,7 @@ mod msgid;
 mod node;
 mod origin;
 mod pg;
+mod public_id;
 mod reserver;
 mod roles;
 mod segment;

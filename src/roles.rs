@@ -19,6 +19,9 @@ const CLIENT: &[&str] = &[
 const ADMIN: &[&str] = &[
     // functions
     "node_system_identifier",
+    "public_key_create",
+    "public_key_drop",
+    "public_key_rotate",
     "segment_advance",
     "segment_alter",
     "segment_create",

@@ -4,6 +4,7 @@ pub mod as_owner;
 pub mod backend_local;
 pub mod dropdb_hook;
 pub mod fast_entry;
+pub mod latest_scan;
 pub mod lwlock;
 pub mod privilege_hint;
 pub mod shared_text;

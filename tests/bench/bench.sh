@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text parallel leases citus)
+#   text public parallel leases citus)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -11,7 +11,7 @@ PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text parallel leases citus}
+PARTS=${PARTS:-peers segments text public parallel leases citus}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -31,6 +31,18 @@ BEGIN
     best := least(best, extract(epoch FROM clock_timestamp() - t0));
   END LOOP;
   RETURN best * 1e9 / n;  -- ns per row, best of 3
+END \$\$;"
+
+# The same for a query over a table: ns per row of sql over n rows, best of 3.
+q $PORT "CREATE OR REPLACE FUNCTION bench_query(sql text, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+DECLARE t0 timestamptz; best float8 := 'infinity';
+BEGIN
+  FOR i IN 1..3 LOOP
+    t0 := clock_timestamp();
+    EXECUTE sql;
+    best := least(best, extract(epoch FROM clock_timestamp() - t0));
+  END LOOP;
+  RETURN best * 1e9 / n;
 END \$\$;"
 
 if part peers; then
@@ -104,20 +116,32 @@ if part text; then
     row "per row: id_to_text(id, '$b') vs clock_timestamp()" "${tt} ns" "$(ratio "$tt" "$base_clock")"
   done
   q $PORT "CREATE TABLE enc AS SELECT id_to_text(snowflake_next()) AS t FROM generate_series(1, $ROWS)" >/dev/null
-  q $PORT "CREATE OR REPLACE FUNCTION bench_query(sql text, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
-DECLARE t0 timestamptz; best float8 := 'infinity';
-BEGIN
-  FOR i IN 1..3 LOOP
-    t0 := clock_timestamp();
-    EXECUTE sql;
-    best := least(best, extract(epoch FROM clock_timestamp() - t0));
-  END LOOP;
-  RETURN best * 1e9 / n;
-END \$\$;"
   scan=$(q $PORT "SELECT round(bench_query('SELECT count(t) FROM enc', $ROWS)::numeric, 1)")
   ft=$(q $PORT "SELECT round(bench_query('SELECT count(id_from_text(t)) FROM enc', $ROWS)::numeric, 1)")
   row "per row: count(t) over 1M stored base62 strings (baseline)" "${scan} ns" ""
   row "per row: id_from_text(t, 'base62') vs the scan alone" "${ft} ns" "$(ratio "$ft" "$scan")"
+fi
+
+if part public; then
+  # Public IDs (FF1 over AES-256): against gen_random_uuid() (the goal: encryption of a bigint at
+  # most 0.5x) and id_to_text() (an unkeyed text form).
+  q $PORT "SELECT idgen.public_key_create('bench', 'b')" >/dev/null
+  [ -n "${base_uuid:-}" ] || base_uuid=$(ns "gen_random_uuid()")
+  tt=$(ns "id_to_text(generate_series + 1700000000000000000, ''base62'')")
+  row "per row: id_to_text(id, 'base62') (baseline)" "${tt} ns" ""
+  S="generate_series + 1700000000000000000"
+  for f in "encrypt_id($S, ''bench'')" "decrypt_id($S, ''bench'')" "encrypt_id_js_safe(generate_series, ''bench'')" \
+    "id_to_public($S, ''bench'')"; do
+    v=$(ns "idgen.$f")
+    row "per row: idgen.${f%%(*}() vs gen_random_uuid()" "${v} ns" "$(ratio "$v" "$base_uuid")"
+  done
+  row "  ... idgen.id_to_public() vs id_to_text(id, 'base62')" "" "$(ratio "$v" "$tt")"
+  q $PORT "CREATE TABLE pub AS SELECT idgen.id_to_public(g, 'bench') AS t, uuidv7_next() AS u FROM generate_series(1, $ROWS) g" >/dev/null
+  scan=$(q $PORT "SELECT round(bench_query('SELECT count(t) FROM pub', $ROWS)::numeric, 1)")
+  back=$(q $PORT "SELECT round(bench_query('SELECT count(idgen.public_to_id(t, ''bench'')) FROM pub', $ROWS)::numeric, 1)")
+  eu=$(q $PORT "SELECT round(bench_query('SELECT count(idgen.encrypt_uuid(u, ''bench'')) FROM pub', $ROWS)::numeric, 1)")
+  row "per row: idgen.public_to_id(t, 'bench') over 1M stored (scan included)" "${back} ns" "$(ratio "$back" "$base_uuid")"
+  row "per row: idgen.encrypt_uuid(u, 'bench') over 1M stored (scan included)" "${eu} ns" "$(ratio "$eu" "$base_uuid")"
 fi
 
 if part parallel; then

@@ -6,6 +6,7 @@
 
 pub mod civil;
 pub mod codec;
+pub mod ff1;
 pub mod field;
 pub mod generator;
 pub mod horizon;
@@ -18,5 +19,6 @@ mod models;
 pub mod msgid;
 pub mod origins;
 pub mod presets;
+pub mod public_id;
 pub mod segment;
 pub mod uuid7;

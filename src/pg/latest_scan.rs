@@ -1,0 +1,65 @@
+//! Reading a small table of this extension the way PostgreSQL reads its catalogs: a heap scan
+//! under the latest snapshot, not a query. No privilege is checked and no code of any role runs
+//! (no row-level security, no operator, no view): the scan is how an extension's C code reads
+//! what only its owner may read (the keys of public IDs), on behalf of a caller who may use but
+//! never see it. The latest snapshot, rather than the statement's or a REPEATABLE READ
+//! transaction's, sees every change committed before the scan, so a cache filled from it and
+//! cleared by the table's relcache invalidations (sent at the commit of a later change) is never
+//! left older than the table.
+
+use pgrx::pg_sys;
+
+/// The table `schema.name` (None if it does not exist), each row's `datum(attnum)` passed to
+/// `row`. The values are valid only during the call: copy what is kept.
+pub fn scan_latest(
+    schema: &std::ffi::CStr,
+    name: &std::ffi::CStr,
+    mut row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
+) -> Option<pg_sys::Oid> {
+    // SAFETY: catalog lookups and a heap scan by the book (table_open/systable_beginscan/
+    // systable_getnext/systable_endscan/table_close), as citus.rs reads pg_dist_local_group; the
+    // tuple's columns are read while the scan holds it. An ERROR inside unwinds through
+    // PostgreSQL's resource owners, which release the lock and the scan.
+    unsafe {
+        let namespace = pg_sys::get_namespace_oid(schema.as_ptr(), true);
+        if namespace == pg_sys::InvalidOid {
+            return None;
+        }
+        let table = pg_sys::get_relname_relid(name.as_ptr(), namespace);
+        if table == pg_sys::InvalidOid {
+            return None;
+        }
+        let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+        let rel = pg_sys::table_open(table, lock);
+        // A parallel worker may not take a snapshot of its own; it reads with the catalog
+        // snapshot (NULL), and lives for one query.
+        let snapshot = if pg_sys::IsInParallelMode() {
+            std::ptr::null_mut()
+        } else {
+            pg_sys::GetLatestSnapshot()
+        };
+        let scan = pg_sys::systable_beginscan(
+            rel,
+            pg_sys::InvalidOid,
+            false,
+            snapshot,
+            0,
+            std::ptr::null_mut(),
+        );
+        loop {
+            let tuple = pg_sys::systable_getnext(scan);
+            if tuple.is_null() {
+                break;
+            }
+            let desc = (*rel).rd_att;
+            row(&|attnum| {
+                let mut isnull = false;
+                let d = pg_sys::heap_getattr(tuple, attnum, desc, &mut isnull);
+                (!isnull).then_some(d)
+            });
+        }
+        pg_sys::systable_endscan(scan);
+        pg_sys::table_close(rel, lock);
+        Some(table)
+    }
+}
