@@ -15,6 +15,10 @@
 #     function runs where search_path is not pinned).
 #   - pg_dump/pg_restore by a superuser carries the keys, and so does a physical standby; two
 #     nodes given the same key make the same public IDs and show the same fingerprint.
+# (Controls, run by hand on PostgreSQL 16: with the trigger's relcache invalidation removed, the
+# session that had the key cached kept making version 01 after the rotation; with public_key_create's
+# SET search_path removed, the planted hashtext() ran as the superuser owning it and copied both
+# keys into the planter's table. Both checks failed, as the check of its control did.)
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
 P=26483
