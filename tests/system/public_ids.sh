@@ -86,6 +86,11 @@ check "text (UUIDv7): 10M come back, fixed length, distinct" eq "$(as plain "
   SELECT count(*) FILTER (WHERE idgen.public_to_uuid(y, 'invoice') <> x), min(length(y)) = max(length(y)), count(DISTINCT y) = 10000000
     FROM (SELECT x, idgen.uuid_to_public(x, 'invoice') y FROM (SELECT uuidv7_next() x FROM generate_series(1, 10000000)) v) e")" "0|t|t"
 
+q $P "CREATE TABLE par AS SELECT g AS id FROM generate_series(1, 1000000) g; ANALYZE par; GRANT SELECT ON par TO plain"
+PARALLEL="SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2;"
+check "in parallel workers (the functions are PARALLEL SAFE): a Gather, and 1M round trips" eq \
+  "$(as plain "$PARALLEL EXPLAIN (COSTS OFF) SELECT count(*) FROM par WHERE idgen.public_to_id(idgen.id_to_public(id, 'invoice'), 'invoice') <> id" | grep -c Gather)|$(as plain "$PARALLEL SELECT count(*) FROM par WHERE idgen.public_to_id(idgen.id_to_public(id, 'invoice'), 'invoice') <> id")" "1|0"
+
 phase "an independent FF1 agrees"
 out=$("$VENV/bin/python" "$REPO/tests/public_ids_check.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" invoice $K inv 2>"$WORK/check.err")
 echo "    $out"
