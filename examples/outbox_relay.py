@@ -9,8 +9,9 @@ The relay remembers the largest ID it has passed on (`last`) and reads, page aft
 above it and below this node's read horizon: every ID below the horizon belongs to a transaction
 that has ended, so no row can later appear below what was read. The horizon is taken in a
 statement of its own, before the snapshot the page is read with; in REPEATABLE READ, before
-BEGIN. On a physical standby: `read_page_standby`. Several nodes writing the table (logical
-replication, Citus): the smallest horizon of the nodes that write it (`min_horizon`).
+BEGIN. On a physical standby: `read_page_standby`. Several nodes writing the table: the smallest
+horizon of the nodes that write it (`min_horizon`); read on a subscriber of their logical
+replication: `read_page_nodes`.
 
 Run: python outbox_relay.py "host=... dbname=..."   prints each row as a JSON line, forever.
 """
@@ -60,9 +61,39 @@ def read_page_standby(primary, standby, last, limit=500, query=PAGE, horizon=HOR
 
 def min_horizon(conns, horizon=HORIZON):
     """Several nodes writing one table: the smallest of their horizons, taken before the page's
-    snapshot (on a node that sees every node's rows, e.g. through logical replication, only
-    once they have arrived: read there after each node's horizon has been replicated)."""
+    snapshot. Read on a node that has all of their rows (the node itself, or a subscriber of
+    their logical replication once each node's horizon has arrived: `read_page_nodes`)."""
     return min(c.execute(horizon).fetchone()[0] for c in conns)
+
+
+NUDGE = "SELECT snowflake_next()"  # uuidv7_next() for read_horizon_uuid()
+MARK = ("INSERT INTO relay_marker (node, seq) VALUES (%s, 1) "
+        "ON CONFLICT (node) DO UPDATE SET seq = relay_marker.seq + 1 RETURNING seq")
+
+
+def read_page_nodes(writers, reader, last, limit=500, query=PAGE, horizon=HORIZON, timeout_s=60):
+    """Several nodes (`writers`, a list of (node number, connection)) write the table and publish
+    it, with a table `relay_marker (node int PRIMARY KEY, seq bigint)`, to a subscriber `reader`
+    (logical replication). The page is read on the subscriber below the smallest horizon of the
+    writers, once each writer's marker, moved after its horizon was taken, has arrived: a
+    subscription applies a node's transactions in their commit order, so every transaction of
+    that node below its horizon, which had ended before the horizon was taken, arrived first.
+    A node's horizon moves only when it makes IDs, so a node that has stopped writing would hold
+    the others' newer rows back: each node first makes one ID (a gap, never used), which moves
+    its horizon up to its clock."""
+    for _, c in writers:
+        c.execute(NUDGE)
+    h = min_horizon([c for _, c in writers], horizon)
+    marks = [(node, c.execute(MARK, (node,)).fetchone()[0]) for node, c in writers]
+    give_up = time.monotonic() + timeout_s
+    for node, seq in marks:
+        while (reader.execute("SELECT coalesce((SELECT seq FROM relay_marker WHERE node = %s), 0)", (node,))
+               .fetchone()[0] < seq):
+            if time.monotonic() > give_up:
+                raise TimeoutError(f"node {node}'s marker {seq} has not arrived in {timeout_s} s")
+            time.sleep(0.01)
+    rows = reader.execute(query, (last, h, limit)).fetchall()
+    return rows, (rows[-1][0] if rows else last)
 
 
 def relay(conninfo, handle, last=0, idle_s=0.2):

@@ -17,6 +17,12 @@
 #   - A physical standby refuses it (25006); the recipe for reading there (the horizon and the WAL
 #     position on the primary, the page on the standby once replayed) reads every row once from a
 #     standby that replays 100 ms behind, where the same reader without the wait misses rows.
+#   - Several nodes: two write the table for 20 s and publish it to a third by logical
+#     replication; a reader there with the recipe (read_page_nodes: make one ID on each writer, the
+#     smallest of their horizons, then a marker row on each, read once the markers have arrived)
+#     reads every row of both exactly once; paging by `id > last` alone misses rows. (Without the
+#     one ID on each writer, the last rows of one node stayed above the other's idle horizon, and
+#     the reader missed them; before the tables were synchronized, a reader missed 2 rows.)
 #   - REPEATABLE READ refuses to take it (25001); a layout under clock_policy rollback_flag too.
 # (Control, run by hand: with node/horizon.rs's `publish` storing nothing, the three readers of
 # the recipe missed 71,693, 71,972 and 71,577 of 121,939 rows, as the control reader (75,909);
@@ -132,6 +138,44 @@ check "reader standby_id (the recipe on a standby) read every committed row exac
 check "the control (the horizon from the primary, no wait for the standby's replay) missed rows" test \
   "$(python3 -c "import json,sys; print(json.load(sys.stdin)['standby_control']['missed'])" <<<"$out")" -gt 0
 cluster_stop horizon_standby fast
+
+# Several nodes: two write the table and publish it (logical replication) to a third, where a
+# reader pages with the recipe (read_page_nodes: the smallest horizon of the writers, then a
+# marker row moved on each writer, read once the markers have arrived).
+trap 'cluster_stop horizon immediate; cluster_stop hz_a immediate; cluster_stop hz_b immediate; cluster_stop hz_c immediate' EXIT
+for n in a:26490:1 b:26491:2 c:26492:3; do
+  IFS=: read -r name port worker <<<"$n"
+  cluster_init "hz_$name" "$port" "wal_level = logical" "idgen.worker_id = $worker"
+  cluster_start "hz_$name"
+  q "$port" "CREATE EXTENSION pg_idgen;
+             CREATE TABLE outbox (id bigint PRIMARY KEY DEFAULT snowflake_next(), node int, n int);
+             CREATE TABLE relay_marker (node int PRIMARY KEY, seq bigint)"
+done
+q 26490 "CREATE PUBLICATION relay FOR TABLE outbox, relay_marker"
+q 26491 "CREATE PUBLICATION relay FOR TABLE outbox, relay_marker"
+# (One statement per call: CREATE SUBSCRIPTION cannot run in a transaction block.)
+q 26492 "CREATE SUBSCRIPTION from_a CONNECTION 'host=127.0.0.1 port=26490 user=postgres dbname=postgres' PUBLICATION relay" 2>/dev/null
+q 26492 "CREATE SUBSCRIPTION from_b CONNECTION 'host=127.0.0.1 port=26491 user=postgres dbname=postgres' PUBLICATION relay" 2>/dev/null
+# Until a subscription's tables are synchronized, each table catches up on its own, out of the
+# publisher's commit order: the recipe holds once they are ready.
+for i in $(seq 1 120); do
+  [ "$(q 26492 "SELECT count(*) FILTER (WHERE srsubstate = 'r') FROM pg_subscription_rel")" = 4 ] && break
+  sleep 0.5
+done
+check "the subscriptions' tables are synchronized" eq "$(q 26492 "SELECT count(*) FILTER (WHERE srsubstate = 'r') FROM pg_subscription_rel")" 4
+log "read_horizon: 20 s of writers on two nodes, readers on their subscriber"
+"$VENV/bin/python" "$REPO/tests/horizon_nodes.py" "host=127.0.0.1 port=26490 user=postgres dbname=postgres" \
+  "host=127.0.0.1 port=26491 user=postgres dbname=postgres" "host=127.0.0.1 port=26492 user=postgres dbname=postgres" 20 \
+  "$REPO/examples" >"$WORK/horizon_nodes.json" 2>"$WORK/horizon_nodes.err" || true
+out=$(cat "$WORK/horizon_nodes.json")
+echo "    $out"
+[ -n "$out" ] || tail -20 "$WORK/horizon_nodes.err"
+check "rows of both nodes arrived at the subscriber" test "$(field "$out" rows_of_node_1)" -gt 1000 -a "$(field "$out" rows_of_node_2)" -gt 1000
+check "the recipe (read_page_nodes) read every row of both nodes exactly once, in order" eq \
+  "$(python3 -c "import json,sys; r=json.load(sys.stdin)['recipe']; print(r['exactly_once'], r['in_order'], r['missed'])" <<<"$out")" "True True 0"
+check "the control (id > last alone) missed rows" test \
+  "$(python3 -c "import json,sys; print(json.load(sys.stdin)['control_id']['missed'])" <<<"$out")" -gt 0
+for n in a b c; do cluster_stop "hz_$n" fast; done
 
 # Under clock_policy rollback_flag IDs after a flip sort below earlier ones: refused.
 trap 'cluster_stop horizon immediate; cluster_stop horizon_flag immediate' EXIT
