@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 use pg_idgen_core::public_id::{PublicIdError, PublicKey};
 use pgrx::prelude::*;
 use pgrx::{FromDatum, PgSqlErrorCode};
+use zeroize::Zeroize;
 
 use crate::errors::IdError;
 use crate::pg::backend_local::BackendLocal;
@@ -102,8 +103,10 @@ fn read_rings() -> Result<BTreeMap<String, Ring>, IdError> {
         });
         let version = version as u16;
         ring.current = ring.current.max(version);
-        if let Some(key) = key {
-            match PublicKey::new(&key, &prefix, version) {
+        if let Some(mut key) = key {
+            let made = PublicKey::new(&key, &prefix, version);
+            key.zeroize();
+            match made {
                 Ok(k) => {
                     ring.versions.insert(version, Rc::new(k));
                 }

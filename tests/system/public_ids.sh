@@ -200,6 +200,8 @@ q $P2 "CREATE DATABASE restored"
 as_pg "$PGBIN/pg_restore" -h 127.0.0.1 -p $P2 -U postgres -d restored "$WORK/pubid.dump" 2>"$WORK/restore.err" || true
 check "restored into another cluster (a superuser's dump holds the keys): the same public IDs" eq \
   "$(qdb $P2 restored "SELECT idgen.id_to_public(123, 'invoice') || ' ' || idgen.id_to_public(123, 'account')")" "$before"
+# (A checkpoint first: pg_basebackup's own is spread over minutes after the 10M-row tables.)
+q $P "CHECKPOINT"
 check "a physical standby has the keys (they are WAL-logged rows): the same public IDs there" eq \
   "$(standby_init pubid_standby $P 26485 >/dev/null 2>&1 && cluster_start pubid_standby >/dev/null 2>&1 &&
      q 26485 "SELECT idgen.id_to_public(123, 'invoice') || ' ' || idgen.id_to_public(123, 'account')")" "$before"
