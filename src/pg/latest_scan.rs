@@ -1,8 +1,8 @@
 //! Reading a small table of this extension the way PostgreSQL reads its catalogs: a heap scan
 //! under the latest snapshot, not a query. No privilege is checked and no code of any role runs
 //! (no row-level security, no operator, no view): the scan is how an extension's C code reads
-//! what only its owner may read (the keys of public IDs), on behalf of a caller who may use but
-//! never see it. The latest snapshot, rather than the statement's or a REPEATABLE READ
+//! what only its owner may read (a secret, say), on behalf of a caller who may use but never see
+//! it. The latest snapshot, rather than the statement's or a REPEATABLE READ
 //! transaction's, sees every change committed before the scan, so a cache filled from it and
 //! cleared by the table's relcache invalidations (sent at the commit of a later change) is never
 //! left older than the table.
