@@ -21,8 +21,8 @@ mod idgen_internal {
     use pgrx::prelude::*;
     use pgrx::{AnyNumeric, PgSqlErrorCode};
 
-    use crate::errors::IdError;
     use crate::pg::as_owner::as_owner;
+    use crate::pg::errors::IdError;
 
     /// The largest value in a column, read as the table's owner (pg/as_owner.rs). The conversion
     /// functions run as their caller; reading a table could run its owner's code (row-level
@@ -55,7 +55,7 @@ mod idgen_internal {
             )))
         })
         .unwrap_or_else(|e| {
-            crate::errors::internal(format!("idgen_internal.column_max: {e}")).raise()
+            crate::pg::errors::internal(format!("idgen_internal.column_max: {e}")).raise()
         });
         let Some((query, owner, may_read)) = found else {
             IdError::new(
@@ -76,7 +76,7 @@ mod idgen_internal {
             .raise()
         }
         as_owner(owner, || Spi::get_one::<AnyNumeric>(&query)).unwrap_or_else(|e| {
-            crate::errors::internal(format!("idgen_internal.column_max: {e}")).raise()
+            crate::pg::errors::internal(format!("idgen_internal.column_max: {e}")).raise()
         })
     }
 }

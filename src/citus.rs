@@ -13,27 +13,20 @@
 //! since its IDs would repeat the coordinator's.
 
 use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::{AtomicI64, AtomicU64};
 
 use pgrx::pg_sys;
 
-use crate::errors::{not_ready, IdError};
+use crate::pg::errors::{not_ready, IdError};
 use crate::pg::spi_read::one_i64;
 
 /// This backend's group id, -1 when not read yet or invalidated. A backend is one process with
-/// one thread: a plain static is per backend (see `origin.rs`).
+/// one thread: a plain static is per backend (see `node/origin_check.rs`).
 static GROUP: AtomicI64 = AtomicI64::new(-1);
 /// The OID of `pg_dist_local_group` in this backend's database, for the invalidation callback.
 static TABLE_OID: AtomicI64 = AtomicI64::new(0);
 static CALLBACK: AtomicBool = AtomicBool::new(false);
-/// The layout's largest worker id, set while preloading (the layout is fixed until a restart).
-static LARGEST: AtomicU64 = AtomicU64::new(0);
-
-/// Called from `_PG_init` with the node's layout, before any process is forked.
-pub fn set_largest_worker_id(largest: u64) {
-    LARGEST.store(largest, Relaxed);
-}
 
 #[pgrx::pg_guard]
 unsafe extern "C-unwind" fn invalidate(_arg: pg_sys::Datum, relid: pg_sys::Oid) {
@@ -120,7 +113,9 @@ fn scan_local_group() -> Result<Option<i64>, IdError> {
 
 #[cold]
 fn read() -> Result<u64, IdError> {
-    let largest = LARGEST.load(Relaxed);
+    let largest = crate::node::generator::node()
+        .layout
+        .max_value(pg_idgen_core::layout::Field::Worker);
     if !CALLBACK.swap(true, Relaxed) {
         // SAFETY: registers a relcache callback for this backend's life, as Citus does for its own
         // cache of the group id; the function is a plain extern "C" function of this library.

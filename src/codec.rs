@@ -4,7 +4,7 @@
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::errors::{invalid, IdError};
+use crate::pg::errors::{invalid, IdError};
 use pg_idgen_core::codec::{decode, encode, Base, DecodeError, BASES};
 
 fn base_of(name: &str) -> Base {

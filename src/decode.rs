@@ -8,9 +8,9 @@
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::errors::{invalid, not_null, out_of_range, IdError, OrRaise};
 use crate::gucs;
-use crate::snowflake::node;
+use crate::node::generator::node;
+use crate::pg::errors::{invalid, not_null, out_of_range, IdError, OrRaise};
 use pg_idgen_core::layout::{Field, Layout, LayoutError};
 
 use crate::pg::time::{ms_of_ts, ts_of_ms};

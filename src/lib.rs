@@ -10,22 +10,18 @@ mod adopt;
 mod citus;
 mod codec;
 mod decode;
-mod errors;
 mod gucs;
 mod lease;
 mod msgid;
 mod node;
-mod origin;
 mod pg;
 mod public_id;
-mod reserver;
 mod roles;
 mod segment;
-mod shmem;
 mod snowflake;
+mod start_after;
 mod status;
 mod uuidv7;
-mod wal;
 
 pgrx::pg_module_magic!();
 
@@ -38,7 +34,7 @@ pub extern "C-unwind" fn _PG_init() {
     if !unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
         // Loaded by CREATE EXTENSION or a function call without preloading: there is no shared
         // memory for the generator and no background worker, so refuse every entry point.
-        errors::IdError::new(
+        pg::errors::IdError::new(
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             "pg_idgen must be loaded via shared_preload_libraries",
         )
@@ -48,19 +44,16 @@ pub extern "C-unwind" fn _PG_init() {
         ))
         .raise();
     }
-    errors::keep_backtraces_out_of_errors();
+    pg::errors::keep_backtraces_out_of_errors();
     gucs::define();
     // SAFETY: called once from _PG_init, as PostgreSQL documents.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"idgen".as_ptr()) };
-    snowflake::init_node();
+    pg::shmem::install_hooks();
+    node::init();
     lease::keeper::check_lease_settings();
     if let Some(w) = node::worker_unset::unset_warning() {
         pgrx::warning!("pg_idgen: {w}; set idgen.worker_id (0 too, explicitly) in postgresql.conf");
     }
-    wal::register(snowflake::replay_mark);
-    shmem::install_hooks(snowflake::restore_from_mark, snowflake::record_stop);
-    reserver::register();
-    node::horizon::init();
     segment::init();
     lease::keeper::register();
     roles::init();

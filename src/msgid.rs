@@ -1,6 +1,6 @@
 //! Seed 000's 80-bit message IDs in SQL: `msgid_next`, `msgid_decode`, `msgid_session_hash`,
 //! `msgid_from_timestamp`. The time and sequence come from a second shared generator, driven by
-//! the same clock, policies and durable mark as Snowflake IDs (see `snowflake.rs`).
+//! the same clock, policies and durable mark as Snowflake IDs (node/).
 //!
 //! Message IDs are `text` in their 19-character form rather than a binary type: the form is the
 //! seed's public one, sorts in time order as text, and passes through every driver, JSON and log
@@ -12,17 +12,16 @@
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::errors::{invalid, out_of_range, required, IdError};
 use crate::node::backend_generator::BackendGenerator;
+use crate::node::checks::{check_can_generate, to_id_error, warn_step};
+use crate::node::clock::PgClock;
+use crate::node::generator::{fixed_layout_generator, msgid_layout};
+use crate::node::reservation::MarkReserver;
+use crate::node::shared;
+use crate::pg::errors::{invalid, out_of_range, required, IdError};
 use crate::pg::time::{ms_of_ts, ts_of_ms};
-use crate::shmem;
-use crate::snowflake::{
-    check_can_generate, fixed_layout_generator, to_id_error, warn_step, PgClock, PgReserver,
-};
 use pg_idgen_core::generator::Generator;
 use pg_idgen_core::msgid::{self as format, MsgId};
-
-use crate::snowflake::msgid_layout;
 
 static CURRENT: BackendGenerator = BackendGenerator::new();
 
@@ -50,12 +49,12 @@ fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
         "session_id",
         session_id,
     );
-    let shared = shmem::shared();
+    let shared = shared::shared();
     check_can_generate(shared);
-    crate::origin::check("message ID");
+    crate::node::origin_check::check("message ID");
     let counter =
         with_generator(
-            |g| match g.take(&shared.msgid, &PgClock, &PgReserver(&g.layout), 1) {
+            |g| match g.take(&shared.msgid, &PgClock, &MarkReserver(&g.layout), 1) {
                 Ok((issued, step)) => {
                     if let Some(s) = step {
                         warn_step(s, "message ID");

@@ -21,8 +21,8 @@ use pgrx::prelude::*;
 use pgrx::{FromDatum, PgSqlErrorCode};
 use zeroize::Zeroize;
 
-use crate::errors::IdError;
 use crate::pg::backend_local::BackendLocal;
+use crate::pg::errors::IdError;
 use crate::pg::latest_scan::scan_latest;
 
 extension_sql_file!(

@@ -6,56 +6,6 @@
 
 use pgrx::prelude::*;
 
-#[pg_schema]
-mod idgen {
-    use pgrx::prelude::*;
-    use pgrx::PgSqlErrorCode;
-
-    use crate::errors::{IdError, OrRaise};
-    use crate::gucs;
-    use crate::pg::time::{ms_of_ts, now_ms, ts_of_ms};
-    use crate::shmem;
-    use crate::snowflake::node;
-    use pg_idgen_core::civil::format_utc_ms;
-
-    /// Moves this node's clock streams (Snowflake IDs, message IDs, UUIDv7s) past `ts`, durably: after a restore onto
-    /// a new server, a move of a worker id between machines, or a clock set back for good.
-    #[pg_extern(volatile, parallel_unsafe)]
-    fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
-        let ms = ms_of_ts(ts).or_raise();
-        let limit = now_ms() + gucs::max_drift_ms();
-        if ms > limit {
-            crate::errors::invalid(format!(
-                "idgen.snowflake_start_after: {} is more than idgen.max_drift ({} ms) ahead of the clock",
-                format_utc_ms(ms),
-                gucs::max_drift_ms()
-            ))
-            .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
-            .raise();
-        }
-        let shared = shmem::shared();
-        crate::snowflake::check_can_generate(shared);
-        for s in crate::snowflake::streams(shared) {
-            s.raise_past_ms(ms);
-        }
-        // Reserve now, so the new floor is durable before this returns.
-        let g = node();
-        let (counter, _) = shared.snowflake.last();
-        crate::snowflake::PgReserver(&g.layout)
-            .extend(&shared.snowflake, (counter >> g.seq_bits()) + 1, &|| None)
-            .map_err(|e| {
-                IdError::new(
-                    PgSqlErrorCode::ERRCODE_IO_ERROR,
-                    format!("could not persist the high-water mark: {e}"),
-                )
-            })
-            .or_raise();
-        // Every ID in this database, whichever system made it, is now below the next ones.
-        crate::origin::adopt();
-        ts_of_ms(g.layout.ms_of_tick((counter >> g.seq_bits()) + 1))
-    }
-}
-
 /// Behind the views: in `idgen_internal`, out of the way of `\df idgen.*`.
 #[pg_schema]
 mod idgen_internal {
@@ -64,9 +14,10 @@ mod idgen_internal {
     use pgrx::prelude::*;
 
     use crate::gucs;
+    use crate::node::generator::node;
+    use crate::node::shared;
+    use crate::node::streams::streams;
     use crate::pg::time::{now_ms, ts_of_ms};
-    use crate::shmem;
-    use crate::snowflake::{node, streams};
     use pg_idgen_core::civil::format_utc_ms;
     use pg_idgen_core::layout::{unit_name, Field, Layout};
     use pg_idgen_core::presets;
@@ -166,7 +117,7 @@ mod idgen_internal {
         ),
     > {
         let g = node();
-        let shared = shmem::shared();
+        let shared = shared::shared();
         let [snowflake, ..] = streams(shared);
         let st = snowflake.state;
         let (counter, flag) = st.last();
@@ -257,7 +208,7 @@ mod idgen_internal {
             name!(largest_backward_step_ms, i64),
         ),
     > {
-        let shared = shmem::shared();
+        let shared = shared::shared();
         let now = now_ms();
         let rows: Vec<_> = streams(shared)
             .iter()
@@ -300,8 +251,8 @@ mod idgen_internal {
             name!(oldest_id_time, Option<TimestampWithTimeZone>),
         ),
     > {
+        use crate::node::generator::uuidv7_layout;
         use crate::node::horizon::{holders, Ordered};
-        use crate::snowflake::uuidv7_layout;
         use pg_idgen_core::horizon::EMPTY;
         let g = node();
         let mut rows = Vec::new();
@@ -371,29 +322,6 @@ LEFT JOIN pg_catalog.pg_prepared_xacts AS p ON p.transaction = h.transaction::te
 mod tests {
     use pgrx::prelude::*;
 
-    #[pg_test]
-    fn start_after_moves_the_next_ids_past_the_instant() {
-        let ts = Spi::get_one::<String>("SELECT (clock_timestamp() + interval '2 s')::text")
-            .unwrap()
-            .unwrap();
-        let starts = Spi::get_one::<bool>(&format!(
-            "SELECT idgen.snowflake_start_after('{ts}') > '{ts}'"
-        ))
-        .unwrap();
-        let sf = Spi::get_one::<bool>(&format!("SELECT id_timestamp(snowflake_next()) > '{ts}'"))
-            .unwrap();
-        let msg = Spi::get_one::<bool>(&format!(
-            "SELECT m.ts > '{ts}' FROM msgid_decode(msgid_next(1, 'x')) m"
-        ))
-        .unwrap();
-        assert_eq!((starts, sf, msg), (Some(true), Some(true), Some(true)));
-        let durable = Spi::get_one::<bool>(
-            "SELECT persisted_mark > clock_timestamp() + interval '1 s' FROM idgen.status",
-        )
-        .unwrap();
-        assert_eq!(durable, Some(true));
-    }
-
     /// Each stream counts its own IDs (other tests may run at once: at least, not exactly), and its
     /// mark covers its last tick.
     #[pg_test]
@@ -420,12 +348,5 @@ mod tests {
             rows.as_deref(),
             Some("snowflake:4096000,msgid:4096000,uuidv7:32768000")
         );
-    }
-
-    #[pg_test(
-        error = "idgen.snowflake_start_after: 2100-01-01 00:00:00.000 UTC is more than idgen.max_drift (60000 ms) ahead of the clock"
-    )]
-    fn start_after_refuses_the_far_future() {
-        Spi::run("SELECT idgen.snowflake_start_after('2100-01-01 UTC')").unwrap();
     }
 }

@@ -2,7 +2,7 @@
 //! conversions `uuid_to_ulid` / `ulid_to_uuid`, and the decoders `uuidv7_timestamp`,
 //! `ulid_timestamp`, `uuidv7_from_timestamp`. Time and counter come from a third shared
 //! generator, under the same clock, policies and durable mark as Snowflake and message IDs (see
-//! `snowflake.rs`); the bits are laid out in `pg_idgen_core::uuid7`.
+//! node/); the bits are laid out in `pg_idgen_core::uuid7`.
 //!
 //! The decoders are not overloads of `id_timestamp` / `id_from_timestamp`: with a `uuid` variant
 //! beside the `bigint` one, a call with an untyped parameter (node-postgres sends every parameter
@@ -11,18 +11,18 @@
 use pgrx::prelude::*;
 use pgrx::{PgSqlErrorCode, Uuid};
 
-use crate::errors::{batch_size, out_of_range, IdError};
 use crate::gucs;
 use crate::node::backend_generator::BackendGenerator;
+use crate::node::checks::{can_generate_now, check_can_generate, to_id_error, warn_step};
+use crate::node::clock::PgClock;
+use crate::node::generator::{fixed_layout_generator, uuidv7_layout};
 use crate::node::horizon::{self, Ordered};
+use crate::node::reservation::MarkReserver;
+use crate::node::shared::{self, Shared};
+use crate::pg::errors::{batch_size, out_of_range, IdError};
 use crate::pg::fast_entry::fast_entry;
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
-use crate::shmem::{self, Shared};
-use crate::snowflake::{
-    can_generate_now, check_can_generate, fixed_layout_generator, to_id_error, uuidv7_layout,
-    warn_step, PgClock, PgReserver,
-};
 use pg_idgen_core::generator::{Generator, Issued};
 use pg_idgen_core::uuid7;
 
@@ -35,7 +35,7 @@ fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
 
 /// Up to `want` consecutive counters of the node's UUIDv7 stream (at most a tick's worth).
 fn take(want: u64) -> Issued {
-    let shared = shmem::shared();
+    let shared = shared::shared();
     check_uuidv7(shared);
     horizon::hold(Ordered::Uuidv7, &shared.uuidv7);
     with_generator(|g| take_with(g, shared, want))
@@ -43,11 +43,11 @@ fn take(want: u64) -> Issued {
 
 fn check_uuidv7(shared: &Shared) {
     check_can_generate(shared);
-    crate::origin::check("UUIDv7");
+    crate::node::origin_check::check("UUIDv7");
 }
 
 fn take_with(g: &Generator, shared: &Shared, want: u64) -> Issued {
-    match g.take(&shared.uuidv7, &PgClock, &PgReserver(&g.layout), want) {
+    match g.take(&shared.uuidv7, &PgClock, &MarkReserver(&g.layout), want) {
         Ok((issued, step)) => {
             if let Some(s) = step {
                 warn_step(s, "UUIDv7");
@@ -67,7 +67,7 @@ fn uuid_of(counter: u64) -> [u8; 16] {
 /// None, having issued nothing, for anything else (the random bits it took are never used again).
 #[inline(always)]
 fn uuidv7_next_fast() -> Option<[u8; 16]> {
-    let shared = shmem::attached()?;
+    let shared = shared::attached()?;
     if !can_generate_now(shared) {
         return None;
     }
@@ -192,7 +192,7 @@ fn ulid_timestamp(ulid: &str) -> TimestampWithTimeZone {
 /// Its random bits are 0, so it is at or below every UUIDv7 of its counter.
 #[pg_extern(volatile, parallel_restricted, schema = "idgen")]
 fn read_horizon_uuid() -> Uuid {
-    let shared = shmem::shared();
+    let shared = shared::shared();
     horizon::check_reader("idgen.read_horizon_uuid()");
     let counter = horizon::horizon_of(Ordered::Uuidv7, &shared.uuidv7);
     Uuid::from_bytes(uuid7::compose(counter, 0))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The import graph between the Rust files of a crate, and its circles.
 
-Usage: python3 tools/module_graph.py [--edges] SRC_DIR...
+Usage: python3 tools/module_graph.py [--edges] [--floors] SRC_DIR...
 
 For each crate source folder (src, crates/core/src), every path that starts with `crate::`,
 `super::` or `self::` in a file's code (comments and string literals are left out; `use` groups in
@@ -11,8 +11,10 @@ crate root (lib.rs), which declares every module, is left out of the graph.
 
 Prints, per folder, the number of files and imports and every circle: a group of files that reach
 each other through imports (a strongly connected component of more than one file). `--edges` also
-prints every import, one `from -> to` a line. Exit status 1 when any folder has a circle, 2 on bad
-arguments, 0 otherwise.
+prints every import, one `from -> to` a line. `--floors` also checks the floor plan of the
+extension's folder (FLOORS below): every import that points up a floor is printed. Exit status 1
+when any folder has a circle or, with `--floors`, an import up a floor; 2 on bad arguments; 0
+otherwise.
 
 Imports are meant to point down the floors (README, "Layout of the repository"): a circle always
 means some arrow points up.
@@ -20,6 +22,31 @@ means some arrow points up.
 import os
 import re
 import sys
+
+# The floors of the extension's folder, by path (the first match wins; the rest is floor 3, the
+# SQL surfaces). gucs.rs, the typed getters of every setting, imports nothing and is read from
+# every floor, like pg/.
+FLOORS = [("lib.rs", 4), ("pg/", 1), ("gucs.rs", 1), ("node/", 2)]
+FLOOR_NAMES = {1: "pg/ plumbing", 2: "node/", 3: "SQL surfaces", 4: "lib.rs"}
+
+
+def floor_of(relpath):
+    for prefix, floor in FLOORS:
+        if relpath == prefix or (prefix.endswith("/") and relpath.startswith(prefix)):
+            return floor
+    return 3
+
+
+def upward(graph, files, src):
+    """Imports from a file to a file on a higher floor, as `from (floor) -> to (floor)` lines."""
+    out = []
+    for a in sorted(graph):
+        fa = floor_of(name(a, files, src))
+        for b in sorted(graph[a]):
+            fb = floor_of(name(b, files, src))
+            if fb > fa:
+                out.append(f"{name(a, files, src)} ({FLOOR_NAMES[fa]}) -> {name(b, files, src)} ({FLOOR_NAMES[fb]})")
+    return out
 
 PREFIX = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 CHAR = re.compile(r"'(?:\\u\{[0-9a-fA-F]+\}|\\.|[^\\'\n])'")
@@ -177,7 +204,8 @@ def name(mod, files, src):
 
 def main(argv):
     edges = "--edges" in argv
-    dirs = [a for a in argv if a != "--edges"]
+    floors = "--floors" in argv
+    dirs = [a for a in argv if a not in ("--edges", "--floors")]
     if not dirs or any(a.startswith("-") for a in dirs):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
@@ -200,6 +228,20 @@ def main(argv):
                 print("  " + " <-> ".join(name(m, files, src) for m in comp))
         else:
             print(f"{src}: {len(files)} files, {n_edges} imports, no circle")
+        if floors and os.path.isdir(os.path.join(src, "pg")):
+            up = upward(graph, files, src)
+            if up:
+                bad = 1
+                print(f"{src}: {len(up)} import(s) up a floor:")
+                for line in up:
+                    print("  " + line)
+            else:
+                counts = {}
+                for m in files:
+                    f = floor_of(name(m, files, src))
+                    counts[f] = counts.get(f, 0) + 1
+                per = ", ".join(f"{FLOOR_NAMES[f]} {counts[f]}" for f in sorted(counts))
+                print(f"{src}: no import up a floor ({per} files)")
     return bad
 
 

@@ -16,13 +16,14 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use super::libpq::{CallError, Conn};
-use crate::errors::IdError;
 use crate::gucs;
+use crate::node::generator;
 use crate::node::lease_status::KeeperState;
+use crate::node::shared::{self, Shared};
+use crate::node::streams;
+use crate::pg::errors::IdError;
 use crate::pg::time::{mono_ns, now_ms};
 use crate::pg::worker_loop::{self, Next};
-use crate::shmem::{self, Shared};
-use crate::snowflake;
 use pg_idgen_core::layout::Field;
 use pg_idgen_core::lease::{ceiling_ms, is_lost, renew_every_ms, retry_after_ms};
 
@@ -57,7 +58,7 @@ pub fn check_lease_settings() {
             "idgen.worker_id_source = lease needs the connection string of the coordinator database".into(),
         );
     }
-    let max = snowflake::node().layout.max_value(Field::Worker);
+    let max = generator::node().layout.max_value(Field::Worker);
     let (lo, hi) = range();
     if hi as u64 > max {
         fail(
@@ -75,7 +76,7 @@ pub fn check_lease_settings() {
 
 /// The worker ids this node may lease.
 fn range() -> (i32, i32) {
-    let max = snowflake::node()
+    let max = generator::node()
         .layout
         .max_value(Field::Worker)
         .min(i32::MAX as u64) as i32;
@@ -195,7 +196,7 @@ impl Keeper {
         }
         // Above every ID of the previous holders first; only then may anyone use the id.
         if let Some(ms) = start_after {
-            snowflake::raise_floor_to_ms(ms);
+            streams::raise_floor_to_ms(ms);
         }
         let word = self.shared.lease.grant(
             worker_id as u32,
@@ -242,7 +243,7 @@ impl Keeper {
         &mut self,
         (worker_id, lease_no, word, ttl): (i32, i64, u64, u64),
     ) -> Result<(), CallError> {
-        let reported = snowflake::last_id_ms();
+        let reported = streams::last_id_ms();
         let params = [
             Some(worker_id.to_string()),
             Some(self.code.clone()),
@@ -340,7 +341,7 @@ impl Keeper {
         let Some(h) = self.held.take() else { return };
         self.shared.lease.revoke();
         // Read after the revoke: it bounds every ID accepted under the lease.
-        let last = snowflake::last_id_ms().unwrap_or_else(now_ms).max(now_ms());
+        let last = streams::last_id_ms().unwrap_or_else(now_ms).max(now_ms());
         super::libpq::ignore_shutdown();
         let params = [
             Some(h.worker_id.to_string()),
@@ -368,7 +369,7 @@ impl Keeper {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_lease_keeper_main(_arg: pg_sys::Datum) {
     worker_loop::attach_signals();
-    let shared = shmem::shared();
+    let shared = shared::shared();
     let code = code();
     shared.lease_status.set_code(&code);
     shared.lease_status.started_ms.store(now_ms(), Relaxed);

@@ -6,37 +6,15 @@
 
 use pgrx::prelude::*;
 
-use crate::errors::{not_ready, IdError};
 use crate::gucs;
-use crate::node::lease_status::{KeeperState, LeaseStatus};
-use crate::shmem::Shared;
-use pg_idgen_core::lease::LeaseFault;
+use crate::node::lease_status::KeeperState;
+use crate::node::shared::Shared;
 
 pub mod keeper;
 mod libpq;
 mod sql;
 
 use crate::pg::time::mono_ns;
-
-/// The keeper's last error as the current role may see it. Connection errors name the
-/// coordinator's host, port and user, which come from `idgen.worker_lease_conninfo`, a setting
-/// only superusers and members of pg_read_all_settings may read.
-fn keeper_error(st: &LeaseStatus) -> Option<String> {
-    let e = st.error()?;
-    // SAFETY: reads of this backend's current user and the role catalog cache.
-    let may_read = unsafe {
-        pg_sys::superuser()
-            || pg_sys::has_privs_of_role(
-                pg_sys::GetUserId(),
-                pg_sys::Oid::from(pg_sys::ROLE_PG_READ_ALL_SETTINGS),
-            )
-    };
-    Some(if may_read {
-        e
-    } else {
-        "(not shown: it may name the coordinator's host, port or user; superusers and members of pg_read_all_settings see it)".into()
-    })
-}
 
 /// Whether the current role may see this node's lease number. It is the proof of holding the
 /// lease at the coordinator (heartbeat and release demand it), so only superusers and members of
@@ -49,23 +27,6 @@ fn may_see_lease_number() -> bool {
         }
         let admin = pg_sys::get_role_oid(c"idgen_admin".as_ptr(), true);
         admin != pg_sys::InvalidOid && pg_sys::has_privs_of_role(pg_sys::GetUserId(), admin)
-    }
-}
-
-/// The ERROR for a Snowflake ID that cannot be made because the lease is missing or lapsed.
-pub fn lease_fault_error(fault: LeaseFault, shared: &Shared) -> IdError {
-    let why = keeper_error(&shared.lease_status)
-        .map(|e| format!("The lease keeper reports: {e}"))
-        .unwrap_or_else(|| "The lease keeper has not reported an error.".into());
-    match fault {
-        LeaseFault::NotLeased => not_ready("this node has no worker id yet: it leases one from its coordinator (idgen.worker_id_source = lease)")
-            .detail(why)
-            .hint("See SELECT * FROM idgen.worker_status; check that the coordinator in idgen.worker_lease_conninfo is up and has a free worker id. IDs resume as soon as a lease is granted."),
-        LeaseFault::Lapsed { worker_id } => not_ready(format!(
-            "the lease of worker id {worker_id} has lapsed: the coordinator did not renew it in time"
-        ))
-        .detail(format!("{why} Making IDs now could repeat the IDs of the worker id's next holder."))
-        .hint("See SELECT * FROM idgen.worker_status; IDs resume when the coordinator renews the lease or grants a new one."),
     }
 }
 
@@ -96,8 +57,8 @@ mod idgen_internal {
 
     use super::{mono_ns, KeeperState};
     use crate::gucs;
+    use crate::node::shared;
     use crate::pg::time::ts_of_ms;
-    use crate::shmem;
 
     /// This node's worker-id lease, as its keeper last reported it.
     #[pg_extern(volatile, parallel_safe)]
@@ -122,7 +83,7 @@ mod idgen_internal {
             name!(last_error, Option<String>),
         ),
     > {
-        let shared = shmem::shared();
+        let shared = shared::shared();
         // A worker id from the setting or from Citus: no lease, no keeper, no counters.
         let without_lease = |source: &str, state: &str, worker: Option<i32>, error| {
             TableIterator::once((
@@ -180,7 +141,7 @@ mod idgen_internal {
             count(&st.renewals),
             count(&st.failures),
             (first >= 0).then_some(first),
-            super::keeper_error(st),
+            crate::node::lease_status::keeper_error(st),
         ))
     }
 }

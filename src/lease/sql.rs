@@ -21,7 +21,7 @@ mod idgen_internal {
     use pgrx::prelude::*;
     use pgrx::PgSqlErrorCode;
 
-    use crate::errors::IdError;
+    use crate::pg::errors::IdError;
     use pg_idgen_core::layout::Field;
 
     /// Checks run first by `worker_acquire` and `worker_heartbeat`; returns the largest worker id
@@ -38,7 +38,7 @@ mod idgen_internal {
             .hint(format!("Call idgen.{caller}() on its own, in autocommit mode."))
             .raise();
         }
-        crate::snowflake::node()
+        crate::node::generator::node()
             .layout
             .max_value(Field::Worker)
             .min(i32::MAX as u64) as i32

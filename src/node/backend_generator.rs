@@ -2,9 +2,9 @@
 //! the stream's layout and the reloadable clock settings, and rebuilt when a reload changed them.
 //! The state it advances lives in shared memory; this is only the backend's view of the rules.
 
-use crate::errors::invalid;
 use crate::gucs::{self, ClockSettings};
 use crate::pg::backend_local::BackendLocal;
+use crate::pg::errors::invalid;
 use pg_idgen_core::generator::{ConfigError, Generator};
 
 /// Kept in a plain static (`BackendLocal`), not a `thread_local!`.

@@ -84,7 +84,7 @@ fn size() -> usize {
 
 /// # Safety
 /// `base` points at `size()` bytes of shared memory, the same in every process.
-unsafe fn attach(base: *mut u8, found: bool) {
+unsafe fn attach(base: *mut u8, _locks: *mut pg_sys::LWLockPadded, found: bool) {
     // SAFETY: as the caller promises; all-zero is a valid empty state for every field.
     unsafe {
         if !found {
@@ -100,9 +100,10 @@ unsafe fn attach(base: *mut u8, found: bool) {
 
 /// From `_PG_init`.
 pub fn init() {
-    crate::shmem::add_region(crate::shmem::Region {
+    crate::pg::shmem::add_region(crate::pg::shmem::Region {
         name: c"pg_idgen read horizon",
         size,
+        lwlocks: 0,
         attach,
     });
 }
@@ -184,7 +185,7 @@ fn set_up() {
     // SAFETY: MyProc and ProcGlobal are set for every backend before any function runs.
     let index = unsafe { pg_sys::MyProc.offset_from((*pg_sys::ProcGlobal).allProcs) };
     if index < 0 || index as usize >= h.backends as usize {
-        crate::errors::IdError::new(
+        crate::pg::errors::IdError::new(
             pgrx::PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             "pg_idgen: this process has no read-horizon slot",
         )
@@ -253,7 +254,7 @@ fn keep_for_prepared() {
             return;
         }
     }
-    crate::errors::IdError::new(
+    crate::pg::errors::IdError::new(
         pgrx::PgSqlErrorCode::ERRCODE_OUT_OF_MEMORY,
         "pg_idgen: no free read-horizon record for a prepared transaction",
     )
@@ -291,13 +292,13 @@ unsafe extern "C-unwind" fn on_exit(_code: c_int, _arg: pg_sys::Datum) {
 /// transactions) and a statement snapshot that is taken after the horizon, never a transaction
 /// snapshot taken before it.
 pub fn check_reader(what: &str) {
-    crate::errors::refuse_on_standby(
+    crate::pg::recovery::refuse_on_standby(
         what,
         "Take the horizon on the primary together with pg_current_wal_insert_lsn(), and read on the standby once pg_last_wal_replay_lsn() has passed that position.",
     );
     // SAFETY: reads the transaction's isolation level, set before any statement runs.
     if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
-        crate::errors::IdError::new(
+        crate::pg::errors::IdError::new(
             pgrx::PgSqlErrorCode::ERRCODE_ACTIVE_SQL_TRANSACTION,
             format!("{what} cannot be taken in a REPEATABLE READ or SERIALIZABLE transaction"),
         )

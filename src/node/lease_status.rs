@@ -5,7 +5,11 @@
 use std::sync::atomic::Ordering::{Relaxed, Release};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
 
+use pgrx::pg_sys;
+
+use crate::pg::errors::{not_ready, IdError};
 use crate::pg::shared_text::SharedText;
+use pg_idgen_core::lease::LeaseFault;
 
 /// What the keeper is doing, for `idgen.worker_status`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -77,5 +81,42 @@ impl LeaseStatus {
 
     pub fn code(&self) -> Option<String> {
         self.code.get()
+    }
+}
+
+/// The keeper's last error as the current role may see it. Connection errors name the
+/// coordinator's host, port and user, which come from `idgen.worker_lease_conninfo`, a setting
+/// only superusers and members of pg_read_all_settings may read.
+pub fn keeper_error(st: &LeaseStatus) -> Option<String> {
+    let e = st.error()?;
+    // SAFETY: reads of this backend's current user and the role catalog cache.
+    let may_read = unsafe {
+        pg_sys::superuser()
+            || pg_sys::has_privs_of_role(
+                pg_sys::GetUserId(),
+                pg_sys::Oid::from(pg_sys::ROLE_PG_READ_ALL_SETTINGS),
+            )
+    };
+    Some(if may_read {
+        e
+    } else {
+        "(not shown: it may name the coordinator's host, port or user; superusers and members of pg_read_all_settings see it)".into()
+    })
+}
+
+/// The ERROR for a Snowflake ID that cannot be made because the lease is missing or lapsed.
+pub fn lease_fault_error(fault: LeaseFault, status: &LeaseStatus) -> IdError {
+    let why = keeper_error(status)
+        .map(|e| format!("The lease keeper reports: {e}"))
+        .unwrap_or_else(|| "The lease keeper has not reported an error.".into());
+    match fault {
+        LeaseFault::NotLeased => not_ready("this node has no worker id yet: it leases one from its coordinator (idgen.worker_id_source = lease)")
+            .detail(why)
+            .hint("See SELECT * FROM idgen.worker_status; check that the coordinator in idgen.worker_lease_conninfo is up and has a free worker id. IDs resume as soon as a lease is granted."),
+        LeaseFault::Lapsed { worker_id } => not_ready(format!(
+            "the lease of worker id {worker_id} has lapsed: the coordinator did not renew it in time"
+        ))
+        .detail(format!("{why} Making IDs now could repeat the IDs of the worker id's next holder."))
+        .hint("See SELECT * FROM idgen.worker_status; IDs resume when the coordinator renews the lease or grants a new one."),
     }
 }

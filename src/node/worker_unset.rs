@@ -10,9 +10,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
-use crate::errors::not_ready;
 use crate::gucs;
 use crate::pg::as_owner::as_owner;
+use crate::pg::errors::not_ready;
 use crate::pg::spi_read::one_i64;
 use pgrx::pg_sys;
 

@@ -3,11 +3,14 @@
 pub mod as_owner;
 pub mod backend_local;
 pub mod dropdb_hook;
+pub mod errors;
 pub mod fast_entry;
 pub mod latest_scan;
 pub mod lwlock;
 pub mod privilege_hint;
+pub mod recovery;
 pub mod shared_text;
+pub mod shmem;
 pub mod spi_read;
 pub mod strong_random;
 pub mod syncrep;

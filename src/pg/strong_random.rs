@@ -8,8 +8,8 @@
 
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use crate::errors::IdError;
 use crate::pg::backend_local::BackendLocal;
+use crate::pg::errors::IdError;
 
 const WORDS: usize = 512;
 

@@ -4,7 +4,7 @@
 
 use pgrx::prelude::*;
 
-use crate::errors::{out_of_range, IdError, OrRaise};
+use crate::pg::errors::{out_of_range, IdError, OrRaise};
 
 /// Milliseconds between 1970-01-01 and PostgreSQL's epoch, 2000-01-01.
 const PG_EPOCH_MS: i64 = 946_684_800_000;

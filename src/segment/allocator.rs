@@ -15,8 +15,8 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 use super::cache::{self, AllocatorData, AllocatorState, Key, RequestState};
-use crate::errors::IdError;
 use crate::gucs;
+use crate::pg::errors::IdError;
 use crate::pg::time::{now_ms, now_us};
 use crate::pg::worker_loop::{self, Next as Round};
 use pg_idgen_core::segment::{next_step, plan_range, rate_floor, Fault, Range};

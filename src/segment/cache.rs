@@ -230,11 +230,20 @@ pub fn shmem_size() -> usize {
         + requests * size_of::<Request>()
 }
 
+/// The LWLock over the directory (which slot holds which business type), the region's one lock.
+static mut DIR_LOCK: *mut pg_sys::LWLock = std::ptr::null_mut();
+
+fn dir_lock() -> *mut pg_sys::LWLock {
+    // SAFETY: set once in the postmaster's startup hook, before any backend is forked.
+    unsafe { DIR_LOCK }
+}
+
 /// Lays out (when `!found`, initialises) the area at `base`; runs in the startup hook.
 ///
 /// # Safety
-/// `base` must point at `shmem_size()` bytes of shared memory, the same in every process.
-pub unsafe fn attach(base: *mut u8, found: bool) {
+/// `base` must point at `shmem_size()` bytes of shared memory, the same in every process, and
+/// `locks` at the region's one LWLock.
+pub unsafe fn attach(base: *mut u8, locks: *mut pg_sys::LWLockPadded, found: bool) {
     // SAFETY: by the contract above every offset stays within the block.
     unsafe {
         let start = base.add(base.align_offset(ALIGN));
@@ -254,6 +263,7 @@ pub unsafe fn attach(base: *mut u8, found: bool) {
                 pg_sys::ConditionVariableInit((*requests.add(i)).cv());
             }
         }
+        DIR_LOCK = &raw mut (*locks).lock;
         AREA = Area {
             header,
             slots,
@@ -372,7 +382,7 @@ struct DirLock(*mut pg_sys::LWLock);
 
 impl DirLock {
     fn new(mode: pg_sys::LWLockMode::Type) -> DirLock {
-        let lock = crate::shmem::segment_dir_lock();
+        let lock = dir_lock();
         // SAFETY: a valid LWLock of our tranche; released in Drop, also when unwinding.
         unsafe { pg_sys::LWLockAcquire(lock, mode) };
         DirLock(lock)

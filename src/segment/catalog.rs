@@ -39,8 +39,10 @@ pub(super) fn type_exists(name: &str) -> bool {
     .execute();
     match found {
         Ok(found) => found.is_some(),
-        Err(e) => crate::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
-            .raise(),
+        Err(e) => {
+            crate::pg::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
+                .raise()
+        }
     }
 }
 
@@ -83,7 +85,7 @@ pub(super) fn above_columns(name: &str) -> i64 {
         .collect::<Result<Vec<_>, pgrx::spi::Error>>()
     })
     .unwrap_or_else(|e| {
-        crate::errors::internal(format!("idgen.segment_create: could not look for columns using \"{name}\": {e}"))
+        crate::pg::errors::internal(format!("idgen.segment_create: could not look for columns using \"{name}\": {e}"))
             .raise()
     });
     let mut top = 0;
@@ -92,7 +94,7 @@ pub(super) fn above_columns(name: &str) -> i64 {
             continue;
         };
         let held = as_owner(owner, || Spi::get_one::<i64>(&query)).unwrap_or_else(|e| {
-            crate::errors::internal(format!(
+            crate::pg::errors::internal(format!(
                 "idgen.segment_create: could not read {column}: {e}"
             ))
             .raise()

@@ -17,16 +17,17 @@ use std::time::{Duration, Instant};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use crate::errors::{self, batch_size, invalid, not_ready, required, IdError};
 use crate::gucs;
+use crate::pg::errors::{batch_size, invalid, not_ready, required, IdError};
 use cache::{Key, RequestState};
 use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
 
 /// From _PG_init: an allocator leaves its database as soon as a DROP DATABASE of it starts.
 pub fn init() {
-    crate::shmem::add_region(crate::shmem::Region {
+    crate::pg::shmem::add_region(crate::pg::shmem::Region {
         name: c"pg_idgen segments",
         size: cache::shmem_size,
+        lwlocks: 1,
         attach: cache::attach,
     });
     crate::pg::dropdb_hook::before_drop_database(allocator::leave);
@@ -101,7 +102,7 @@ fn segment_fault_error(f: Fault, name: &str) -> IdError {
 
 /// Ranges are committed to idgen.segments, which only a primary can write.
 fn refuse_on_standby() {
-    errors::refuse_on_standby(
+    crate::pg::recovery::refuse_on_standby(
         "allocate segment IDs",
         "Call segment_next() on the primary; ranges are committed to idgen.segments there.",
     );

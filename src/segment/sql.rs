@@ -11,7 +11,7 @@ mod idgen {
     use pgrx::prelude::*;
     use pgrx::PgSqlErrorCode;
 
-    use crate::errors::{invalid, out_of_range, required, IdError};
+    use crate::pg::errors::{invalid, out_of_range, required, IdError};
     use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type, unreadable_row};
     use pg_idgen_core::segment::check_type_settings;
 

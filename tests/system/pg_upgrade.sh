@@ -15,7 +15,7 @@
 #    js_safe_s's (seconds << 22) for years: the change is checked against the copied history and
 #    refused, as at a restart. (Without the copied history a change at pg_upgrade goes unchecked;
 #    the README says so.)
-# (Control, run by hand: with the node-wide refusal taken out of origin.rs and the recipe run with
+# (Control, run by hand: with the node-wide refusal taken out of node/origin_check.rs and the recipe run with
 # the new node's max_drift, 7 checks of part 1 fail: the new database's IDs and the recipe's are at
 # or below the old ones.)
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"

@@ -12,7 +12,7 @@
 # again.
 # (Controls, run by hand: on the code before the clean-stop mark, the six "works right after a
 # clean restart" checks fail with the errors quoted above; without the mark_rewrite flag in
-# PgReserver::extend, the last two checks fail, with 1,000 message IDs made twice.)
+# MarkReserver::extend (node/reservation.rs), the last two checks fail, with 1,000 message IDs made twice.)
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26433
 trap 'cluster_stop rs_node immediate' EXIT

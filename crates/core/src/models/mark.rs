@@ -10,7 +10,7 @@
 //! counter: sequence bits 0). What is written out, and assumed:
 //! - `Generator::take`: the next tick is `max(clock, last + 1)`, at most `max_drift` ahead of the
 //!   clock, and handed out only once reserved (its own tests check the generator);
-//! - `PgReserver::extend` (snowflake.rs): the WAL record is flushed, then the file replaced, then
+//! - `MarkReserver::extend` (node/reservation.rs): the WAL record is flushed, then the file replaced, then
 //!   (with synchronous standbys) the record confirmed, and only then the ticks published; after
 //!   every start the first reservation writes a record even where the mark covers it;
 //! - PostgreSQL: crash recovery replays every flushed record; a synchronous standby confirms a

@@ -1,26 +1,19 @@
-//! Which database system a database's IDs were made on (README guarantee 3, across pg_upgrade and
-//! restores onto another server).
-//!
-//! The durable mark lives in the data directory, outside every database: pg_upgrade, a restore
-//! onto another server and a file-level copy carry a database's tables but not the mark, and the
-//! new system's clocks know nothing of the IDs made before. `idgen.node_origins` lists the system
-//! identifiers (pg_control) of the systems whose IDs this database may hold: the install script
-//! records the system it is installed on, pg_dump keeps the rows, pg_upgrade carries the file.
-//! When a row names another system, time-based IDs (Snowflake, message IDs, UUIDv7) are refused in
-//! that database until `idgen.snowflake_start_after()` has moved this node's clocks past the old
-//! IDs, which then leaves only this system's row. A node that pg_upgrade filled without a mark
-//! refuses them in every database first (node/origins.rs), and a system whose mark was copied in
-//! is not refused.
+//! The per-database half of the origins (README guarantee 3, across pg_upgrade and restores onto
+//! another server): `idgen.node_origins` lists the database systems whose IDs a database may hold,
+//! and this module owns every statement on it. When a row names a system this node's clocks are not
+//! above, time-based IDs are refused in that database until `idgen.snowflake_start_after()` moves
+//! the clocks past the old IDs (`adopt`). The node-wide half, the files in the data directory, is
+//! node/origins.rs.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
 use pgrx::prelude::*;
-
 use pgrx::PgSqlErrorCode;
 
-use crate::errors::{not_ready, IdError};
-use crate::node::origins::system_identifier;
+use super::origins::system_identifier;
+use super::shared;
+use crate::pg::errors::{not_ready, IdError};
 use crate::pg::spi_read::{one_i64, Arg};
 
 /// This backend's database was found to hold no other system's IDs (a backend serves one
@@ -42,7 +35,7 @@ pub fn check(kind: &str) {
         return;
     }
     let me = system_identifier();
-    let node = &crate::shmem::shared().origins;
+    let node = &shared::shared().origins;
     if node.upgraded_without_mark() {
         not_ready(format!(
             "{kind}s are refused on this node: pg_upgrade filled its data directory, and the old system's durable mark did not come along"
@@ -114,10 +107,10 @@ pub fn adopt() {
     // The node-wide refusal after pg_upgrade ends too: the caller's time bounds the old system's
     // IDs (the README's recipe). Other databases that name another system are still refused until
     // this runs there: their IDs may be later than this database's.
-    crate::node::origins::moved_past_upgrade(
-        &crate::shmem::shared().origins,
+    super::origins::moved_past_upgrade(
+        &shared::shared().origins,
         &crate::pg::data_dir(),
-        crate::shmem::reserve_lock(),
+        shared::reserve_lock(),
     )
     .unwrap_or_else(|e| {
         IdError::new(
@@ -143,54 +136,3 @@ pub fn adopt() {
     });
     CHECKED.store(true, Relaxed);
 }
-
-#[pg_schema]
-mod idgen {
-    use pgrx::prelude::*;
-
-    /// This database system's identifier (pg_control), for idgen.node_origins.
-    #[pg_extern(stable, parallel_safe)]
-    fn node_system_identifier() -> i64 {
-        crate::node::origins::system_identifier()
-    }
-}
-
-extension_sql!(
-    r#"
-CREATE TABLE idgen.node_origins (
-    system_identifier bigint NOT NULL,
-    recorded_at timestamptz NOT NULL DEFAULT pg_catalog.now()
-);
-COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
-COMMENT ON COLUMN idgen.node_origins.system_identifier IS 'system_identifier of pg_control_system() on the system that made IDs here.';
-COMMENT ON COLUMN idgen.node_origins.recorded_at IS 'When the row was written.';
-SELECT pg_catalog.pg_extension_config_dump('idgen.node_origins', '');
-INSERT INTO idgen.node_origins (system_identifier) VALUES (idgen.node_system_identifier());
-"#,
-    name = "node_origins",
-    requires = [idgen::node_system_identifier],
-);
-
-// A database's owner restores its rows with the application's (pg_restore --no-owner, the
-// managed-database recipe), so that a restore onto another server is refused there too; nobody
-// else adds rows (a row naming another system refuses the database's time-based IDs).
-extension_sql!(
-    r#"
-CREATE FUNCTION idgen_internal.node_origins_insert() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    IF NOT (pg_has_role(current_user, 'idgen_admin', 'MEMBER')
-            OR pg_has_role(current_user, (SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'MEMBER')) THEN
-        RAISE EXCEPTION 'permission denied to add rows to idgen.node_origins'
-            USING ERRCODE = '42501',
-                  DETAIL = 'Only the database''s owner (restoring its dump) and members of idgen_admin record the systems whose IDs a database holds.',
-                  HINT = 'Restore as the database''s owner or as a member of idgen_admin.';
-    END IF;
-    RETURN NEW;
-END $$;
-CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
-    FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
-"#,
-    name = "node_origins_insert",
-    requires = ["node_origins"],
-);

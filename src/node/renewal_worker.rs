@@ -1,4 +1,4 @@
-//! pg_idgen's background worker: keeps the high-water mark of the node's clock streams (Snowflake
+//! The reserver, pg_idgen's background worker of the node: keeps the high-water mark of the node's clock streams (Snowflake
 //! IDs, message IDs, UUIDv7s) reserved ahead of need, so that callers almost never wait for a
 //! durable write.
 
@@ -35,7 +35,7 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
         let stop = || {
             BackgroundWorker::sigterm_received().then(|| "the server is shutting down".to_string())
         };
-        match crate::snowflake::renew_reservations(&mut issued_before, &stop) {
+        match super::reservation::renew_reservations(&mut issued_before, &stop) {
             Ok(_) => complained = false,
             Err(e) if !complained => {
                 complained = true;

@@ -31,14 +31,10 @@ fn rmgr_id() -> u8 {
     gucs::wal_rmgr_id()
 }
 
-/// What a replayed mark record does (the node's clocks and mark file move up to it); set once.
-static ON_REPLAY: std::sync::OnceLock<fn(i64)> = std::sync::OnceLock::new();
-
 /// Registers the resource manager; from `_PG_init` while preloading, as PostgreSQL requires.
-/// `on_replay` applies each mark record replayed (crash recovery, a standby); it must not raise
-/// an ERROR, which would stop recovery and with it the whole server.
-pub fn register(on_replay: fn(i64)) {
-    let _ = ON_REPLAY.set(on_replay);
+/// Each mark record replayed (crash recovery, a standby) goes to `mark::replay_mark`, which
+/// raises no ERROR: one would stop recovery and with it the whole server.
+pub fn register() {
     // SAFETY: RMGR is a static that outlives the server; registration happens once, in the
     // postmaster, before any WAL is read or written.
     unsafe { pg_sys::RegisterCustomRmgr(rmgr_id(), &raw mut RMGR) };
@@ -80,11 +76,7 @@ unsafe fn mark_of(record: *mut pg_sys::XLogReaderState) -> Option<i64> {
 unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     // SAFETY: called by the startup process with a valid record of ours.
     match unsafe { mark_of(record) } {
-        Some(ms) => {
-            if let Some(on_replay) = ON_REPLAY.get() {
-                on_replay(ms);
-            }
-        }
+        Some(ms) => super::mark::replay_mark(ms),
         None => pgrx::error!("pg_idgen: malformed Snowflake mark record in the WAL"),
     }
 }

@@ -1,0 +1,119 @@
+//! The node's block of shared memory: its clock streams, the durable mark's state, the lease, the
+//! origins and the errors that stop generation. A region of `pg/shmem.rs`, attached before every
+//! other; the first attach of each shared-memory lifetime (start, and after a crash) restores the
+//! clocks from the durable mark, and the postmaster's exit records the clean stop (node/mark.rs).
+
+use std::ptr::null_mut;
+
+use pgrx::pg_sys;
+
+use crate::pg::shared_text::SharedText;
+use pg_idgen_core::generator::GeneratorState;
+
+/// Everything the node's processes share.
+#[repr(C)]
+pub struct Shared {
+    /// The clock and sequence of Snowflake IDs.
+    pub snowflake: GeneratorState,
+    /// The clock and sequence of message IDs (RongCloud's 80-bit format), the same machinery as
+    /// Snowflake's.
+    pub msgid: GeneratorState,
+    /// The clock and counter of UUIDv7s (and ULIDs), the same machinery again.
+    pub uuidv7: GeneratorState,
+    /// The durable mark as last written (ms): it only moves up, whichever generator moves it.
+    pub mark_ms: std::sync::atomic::AtomicI64,
+    /// The WAL position of the newest mark record this server wrote (0: none since start).
+    pub mark_lsn: std::sync::atomic::AtomicU64,
+    /// Set at start: the next reservation writes a record and the file even where the mark
+    /// already covers it (the file may hold a clean stop's exact counters; the standbys may not
+    /// have confirmed the record this server started from).
+    pub mark_rewrite: std::sync::atomic::AtomicBool,
+    /// The worker id leased from a coordinator (lease mode), and the keeper's report.
+    pub lease: pg_idgen_core::lease::LeaseCell,
+    pub lease_status: super::lease_status::LeaseStatus,
+    /// Whether pg_upgrade filled the data directory without a mark, and the other systems whose
+    /// IDs the node's clocks are above (`pg_idgen.origins`).
+    pub origins: super::origins::OriginsState,
+    /// Set at startup when the durable mark could not be read: generating could repeat IDs.
+    /// Also set when WAL replay could not write a replayed mark into the file.
+    pub mark_error: SharedText<512>,
+    /// Set at startup when `idgen.layout` changed to one that could repeat or undercut the IDs
+    /// of the node's earlier layouts (core::layout_history).
+    pub layout_error: SharedText<1024>,
+}
+
+static mut SHARED: *mut Shared = null_mut();
+static mut LOCKS: *mut pg_sys::LWLockPadded = null_mut();
+
+/// The region's name and its one LWLock (the reservation's).
+pub const NAME: &std::ffi::CStr = c"pg_idgen";
+pub const LWLOCKS: i32 = 1;
+
+/// Points this process at the block, zeroing it first when `found` is false (once per
+/// shared-memory lifetime); returns the block when it was just zeroed, for the node to restore.
+///
+/// # Safety
+/// As `Region::attach` requires: `base` holds `size_of::<Shared>()` bytes, `locks` one LWLock.
+pub unsafe fn attach(
+    base: *mut u8,
+    locks: *mut pg_sys::LWLockPadded,
+    found: bool,
+) -> Option<&'static Shared> {
+    // SAFETY: per the contract; the block is zeroed (a valid Shared: atomics and bytes) before
+    // the first use, once per shared-memory lifetime.
+    unsafe {
+        let p = base as *mut Shared;
+        LOCKS = locks;
+        SHARED = p;
+        if found {
+            return None;
+        }
+        std::ptr::write_bytes(base, 0, std::mem::size_of::<Shared>());
+        (*p).lease_status.reset();
+        Some(&*p)
+    }
+}
+
+/// The shared block, or None before it is attached (never, in a backend past startup): `shared`
+/// without its assertion, for a path that must not panic.
+#[inline(always)]
+pub fn attached() -> Option<&'static Shared> {
+    // SAFETY: as in `shared`.
+    unsafe { SHARED.as_ref() }
+}
+
+/// The shared block; only after startup, which every backend and worker has passed.
+pub fn shared() -> &'static Shared {
+    // SAFETY: SHARED is set in the postmaster's startup hook before any backend is forked and
+    // never changes afterwards in a child; Shared holds only atomics and plain bytes.
+    unsafe {
+        assert!(!SHARED.is_null(), "pg_idgen shared memory is not attached");
+        &*SHARED
+    }
+}
+
+/// The LWLock that serialises durable reservations of the mark.
+pub fn reserve_lock() -> *mut pg_sys::LWLock {
+    // SAFETY: LOCKS points at the block's one padded lock, set up at startup.
+    unsafe { &raw mut (*LOCKS).lock }
+}
+
+impl Shared {
+    pub fn set_mark_error(&self, msg: &str) {
+        self.mark_error.set(msg);
+    }
+
+    pub fn set_layout_error(&self, msg: &str) {
+        self.layout_error.set(msg);
+    }
+
+    #[inline]
+    pub fn layout_error(&self) -> Option<String> {
+        self.layout_error.get()
+    }
+
+    #[inline]
+    pub fn mark_error(&self) -> Option<String> {
+        self.mark_error.get()
+    }
+}

@@ -1,0 +1,130 @@
+//! `idgen.snowflake_start_after()`: moves this node's clock streams past a time, durably, and with
+//! it past every ID in this database that another database system made (README guarantee 3,
+//! across pg_upgrade and restores onto another server; node/origin_check.rs refuses until then).
+//! `node_system_identifier()` names this system, for `idgen.node_origins`.
+
+use pgrx::prelude::*;
+
+#[pg_schema]
+mod idgen {
+    use pgrx::prelude::*;
+    use pgrx::PgSqlErrorCode;
+
+    use crate::gucs;
+    use crate::node::checks::check_can_generate;
+    use crate::node::shared;
+    use crate::pg::errors::{IdError, OrRaise};
+    use crate::pg::time::{ms_of_ts, now_ms, ts_of_ms};
+    use pg_idgen_core::civil::format_utc_ms;
+
+    /// Moves this node's clock streams (Snowflake IDs, message IDs, UUIDv7s) past `ts`, durably: after a restore onto
+    /// a new server, a move of a worker id between machines, or a clock set back for good.
+    #[pg_extern(volatile, parallel_unsafe)]
+    fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
+        let ms = ms_of_ts(ts).or_raise();
+        let limit = now_ms() + gucs::max_drift_ms();
+        if ms > limit {
+            crate::pg::errors::invalid(format!(
+                "idgen.snowflake_start_after: {} is more than idgen.max_drift ({} ms) ahead of the clock",
+                format_utc_ms(ms),
+                gucs::max_drift_ms()
+            ))
+            .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
+            .raise();
+        }
+        check_can_generate(shared::shared());
+        let next_ms = crate::node::reservation::move_past_ms(ms)
+            .map_err(|e| {
+                IdError::new(
+                    PgSqlErrorCode::ERRCODE_IO_ERROR,
+                    format!("could not persist the high-water mark: {e}"),
+                )
+            })
+            .or_raise();
+        // Every ID in this database, whichever system made it, is now below the next ones.
+        crate::node::origin_check::adopt();
+        ts_of_ms(next_ms)
+    }
+
+    /// This database system's identifier (pg_control), for idgen.node_origins.
+    #[pg_extern(stable, parallel_safe)]
+    fn node_system_identifier() -> i64 {
+        crate::node::origins::system_identifier()
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE TABLE idgen.node_origins (
+    system_identifier bigint NOT NULL,
+    recorded_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
+COMMENT ON COLUMN idgen.node_origins.system_identifier IS 'system_identifier of pg_control_system() on the system that made IDs here.';
+COMMENT ON COLUMN idgen.node_origins.recorded_at IS 'When the row was written.';
+SELECT pg_catalog.pg_extension_config_dump('idgen.node_origins', '');
+INSERT INTO idgen.node_origins (system_identifier) VALUES (idgen.node_system_identifier());
+"#,
+    name = "node_origins",
+    requires = [idgen::node_system_identifier],
+);
+
+// A database's owner restores its rows with the application's (pg_restore --no-owner, the
+// managed-database recipe), so that a restore onto another server is refused there too; nobody
+// else adds rows (a row naming another system refuses the database's time-based IDs).
+extension_sql!(
+    r#"
+CREATE FUNCTION idgen_internal.node_origins_insert() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT (pg_has_role(current_user, 'idgen_admin', 'MEMBER')
+            OR pg_has_role(current_user, (SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'MEMBER')) THEN
+        RAISE EXCEPTION 'permission denied to add rows to idgen.node_origins'
+            USING ERRCODE = '42501',
+                  DETAIL = 'Only the database''s owner (restoring its dump) and members of idgen_admin record the systems whose IDs a database holds.',
+                  HINT = 'Restore as the database''s owner or as a member of idgen_admin.';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
+"#,
+    name = "node_origins_insert",
+    requires = ["node_origins"],
+);
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn start_after_moves_the_next_ids_past_the_instant() {
+        let ts = Spi::get_one::<String>("SELECT (clock_timestamp() + interval '2 s')::text")
+            .unwrap()
+            .unwrap();
+        let starts = Spi::get_one::<bool>(&format!(
+            "SELECT idgen.snowflake_start_after('{ts}') > '{ts}'"
+        ))
+        .unwrap();
+        let sf = Spi::get_one::<bool>(&format!("SELECT id_timestamp(snowflake_next()) > '{ts}'"))
+            .unwrap();
+        let msg = Spi::get_one::<bool>(&format!(
+            "SELECT m.ts > '{ts}' FROM msgid_decode(msgid_next(1, 'x')) m"
+        ))
+        .unwrap();
+        assert_eq!((starts, sf, msg), (Some(true), Some(true), Some(true)));
+        let durable = Spi::get_one::<bool>(
+            "SELECT persisted_mark > clock_timestamp() + interval '1 s' FROM idgen.status",
+        )
+        .unwrap();
+        assert_eq!(durable, Some(true));
+    }
+
+    #[pg_test(
+        error = "idgen.snowflake_start_after: 2100-01-01 00:00:00.000 UTC is more than idgen.max_drift (60000 ms) ahead of the clock"
+    )]
+    fn start_after_refuses_the_far_future() {
+        Spi::run("SELECT idgen.snowflake_start_after('2100-01-01 UTC')").unwrap();
+    }
+}
