@@ -99,7 +99,7 @@ BEGIN
 END
 $$;
 
--- idgen.key_type_check and the event trigger that reads it (sql/key_types.sql): a column whose
+-- idgen.key_type_check and the event trigger that reads it (sql/install/key_types.sql): a column whose
 -- default is snowflake_next() or segment_next() is checked when the DDL runs.
 -- A column whose default is snowflake_next() or segment_next() must be able to hold the IDs:
 -- checked when the DDL runs (CREATE TABLE, ALTER TABLE ... SET DEFAULT / TYPE, partitions), not at
@@ -227,7 +227,7 @@ COMMENT ON EVENT TRIGGER idgen_key_types IS
 REVOKE EXECUTE ON FUNCTION idgen_internal.check_key_types() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.check_key_types() TO idgen_admin;
 
--- idgen.convert_to_snowflake and idgen.convert_schema_to_snowflake (sql/convert.sql).
+-- idgen.convert_to_snowflake and idgen.convert_schema_to_snowflake (sql/install/convert.sql).
 -- Moving an existing key column (serial, bigserial, identity, or a nextval() default) onto
 -- DEFAULT snowflake_next(), in one transaction: the caller's, so a failure anywhere undoes all of
 -- it. SECURITY INVOKER: the caller must own the tables it changes, as for ALTER TABLE itself,

@@ -1,4 +1,4 @@
-//! Adopting pg_idgen in an existing schema, in SQL (sql/key_types.sql, sql/convert.sql):
+//! Adopting pg_idgen in an existing schema, in SQL (sql/install/key_types.sql, sql/install/convert.sql):
 //!
 //! - the check that a column defaulting to `snowflake_next()` or `segment_next()` can hold the
 //!   IDs, made when the DDL runs: an event trigger, set by `idgen.key_type_check` (gucs.rs). An
@@ -11,7 +11,7 @@
 use pgrx::prelude::*;
 
 extension_sql_file!(
-    "../sql/key_types.sql",
+    "../sql/install/key_types.sql",
     name = "key_types",
     requires = ["status_views"],
 );
@@ -82,7 +82,7 @@ mod idgen_internal {
 }
 
 extension_sql_file!(
-    "../sql/convert.sql",
+    "../sql/install/convert.sql",
     name = "convert",
     requires = ["key_types", idgen_internal::column_max],
 );

@@ -52,7 +52,7 @@ static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
 static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
 /// Superuser (or GRANT SET ON PARAMETER): the longest a caller waits for the allocator.
 static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
-/// What the event trigger of sql/key_types.sql does with a column that cannot hold its default's
+/// What the event trigger of sql/install/key_types.sql does with a column that cannot hold its default's
 /// IDs; read by that trigger with current_setting().
 static KEY_TYPE_CHECK: GucSetting<KeyTypeCheck> =
     GucSetting::<KeyTypeCheck>::new(KeyTypeCheck::Error);

@@ -66,7 +66,7 @@ extension_sql!(
     name = "schemas",
     bootstrap
 );
-extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
+extension_sql_file!("../sql/install/finalize.sql", name = "finalize", finalize);
 
 #[cfg(test)]
 pub mod pg_test {

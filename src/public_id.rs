@@ -3,7 +3,7 @@
 //! cipher and the forms are in the core crate (`ff1`, `public_id`); here are the keys and the
 //! SQL functions.
 //!
-//! Keys live in `idgen_internal.public_keys` (sql/public_ids.sql), which only its owner (a
+//! Keys live in `idgen_internal.public_keys` (sql/install/public_ids.sql), which only its owner (a
 //! superuser) may read. Each backend keeps the keys it has read, with their AES round keys
 //! expanded, in a cache read from the table by a heap scan under the latest snapshot
 //! (pg/latest_scan.rs): no privilege check and no code of any role, so a caller may use a key
@@ -26,7 +26,7 @@ use crate::pg::errors::IdError;
 use crate::pg::latest_scan::scan_latest;
 
 extension_sql_file!(
-    "../sql/public_ids.sql",
+    "../sql/install/public_ids.sql",
     name = "public_ids",
     requires = [
         public_keys_changed,
@@ -85,7 +85,7 @@ fn read_rings() -> Result<BTreeMap<String, Ring>, IdError> {
     let mut bad: Option<IdError> = None;
     let table = scan_latest(c"idgen_internal", c"public_keys", |col| {
         // SAFETY: the columns are name text, version int4, prefix text, key bytea (NULL once
-        // dropped), as sql/public_ids.sql makes them; each is copied out here.
+        // dropped), as sql/install/public_ids.sql makes them; each is copied out here.
         let (name, version, prefix, key) = unsafe {
             (
                 col(1).and_then(|d| String::from_datum(d, false)),

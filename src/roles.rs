@@ -1,4 +1,4 @@
-//! The roles of pg_idgen (created by sql/finalize.sql): `idgen_client` leases worker ids and takes
+//! The roles of pg_idgen (created by sql/install/finalize.sql): `idgen_client` leases worker ids and takes
 //! whole segment ranges, `idgen_admin` administers everything in the `idgen` schema. A plain
 //! role that calls one of their functions, or reads one of their tables or views, gets
 //! PostgreSQL's "permission denied" (42501) with a hint naming the role to grant.

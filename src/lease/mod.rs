@@ -146,11 +146,8 @@ mod idgen_internal {
     }
 }
 
-extension_sql!(
-    r#"
-CREATE VIEW idgen.worker_status AS SELECT * FROM idgen_internal.worker_lease_state();
-COMMENT ON VIEW idgen.worker_status IS 'Where this node''s worker id comes from; in lease mode: the lease, whether IDs can be made now, how long it stays valid without renewal, expiry at the coordinator, last heartbeat, the time IDs start after, counters and the keeper''s last error.';
-"#,
+extension_sql_file!(
+    "../../sql/install/worker_status.sql",
     name = "worker_status_view",
     requires = [idgen_internal::worker_lease_state],
 );

@@ -46,7 +46,7 @@ mod idgen_internal {
 }
 
 extension_sql_file!(
-    "../../sql/leases.sql",
+    "../../sql/install/leases.sql",
     name = "workers_table",
     requires = [idgen_internal::worker_lease_precheck],
 );

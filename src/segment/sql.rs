@@ -245,7 +245,7 @@ mod idgen_internal {
 }
 
 extension_sql_file!(
-    "../../sql/segments.sql",
+    "../../sql/install/segments.sql",
     name = "segments_table",
     requires = [idgen_internal::segment_cache, idgen_internal::segment_moved],
 );
