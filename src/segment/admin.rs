@@ -12,7 +12,9 @@ mod idgen {
     use pgrx::PgSqlErrorCode;
 
     use crate::pg::errors::{invalid, out_of_range, required, IdError};
-    use crate::segment::{alloc_range, forget, key_of, reset_step, unknown_type, unreadable_row};
+    use crate::segment::backend::{alloc_range, forget, key_of, reset_step};
+    use crate::segment::errors::{unknown_type, unreadable_row};
+    use crate::segment::table;
     use pg_idgen_core::segment::check_type_settings;
 
     /// Registers a business type whose IDs start above `start_id`.
@@ -42,23 +44,8 @@ mod idgen {
             ))
             .raise();
         }
-        let start_id = start_id.max(crate::segment::catalog::above_columns(name));
-        let inserted = Spi::connect_mut(|c| {
-            c.update(
-                "INSERT INTO idgen.segments (biz_type, max_id, step, delta, remainder, description) \
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (biz_type) DO NOTHING RETURNING 1",
-                None,
-                &[
-                    name.into(),
-                    start_id.into(),
-                    step.into(),
-                    delta.into(),
-                    remainder.into(),
-                    description.into(),
-                ],
-            )
-            .map(|t| !t.is_empty())
-        });
+        let start_id = start_id.max(crate::segment::columns::above_columns(name));
+        let inserted = table::insert(name, start_id, step, delta, remainder, description);
         match inserted {
             Ok(true) => {}
             Ok(false) => IdError::new(
@@ -82,25 +69,8 @@ mod idgen {
         const F: &str = "idgen.segment_alter";
         key_of(F, biz_type);
         let name = biz_type.unwrap_or_default();
-        let row = Spi::connect_mut(|c| {
-            let t = c
-                .update(
-                    "SELECT max_id, delta, remainder FROM idgen.segments WHERE biz_type = $1 FOR UPDATE",
-                    Some(1),
-                    &[name.into()],
-                )?
-                .first();
-            if t.is_empty() {
-                return Ok(None);
-            }
-            Ok::<_, pgrx::spi::Error>(
-                match (t.get::<i64>(1)?, t.get::<i32>(2)?, t.get::<i32>(3)?) {
-                    (Some(m), Some(d), Some(r)) => Some((m, d, r)),
-                    _ => None,
-                },
-            )
-        })
-        .unwrap_or_else(|e| unreadable_row(F, name, e).raise());
+        let row =
+            table::lock_for_alter(name).unwrap_or_else(|e| unreadable_row(F, name, e).raise());
         let Some((max_id, delta, remainder)) = row else {
             unknown_type(name).raise()
         };
@@ -111,11 +81,7 @@ mod idgen {
                 invalid(format!("{F}: {msg}")).raise();
             }
         }
-        let result = Spi::run_with_args(
-            "UPDATE idgen.segments SET step = COALESCE($2, step), \
-             description = COALESCE($3, description), updated_at = now() WHERE biz_type = $1",
-            &[name.into(), step.into(), description.into()],
-        );
+        let result = table::alter(name, step, description);
         if let Err(e) = result {
             unreadable_row(F, name, e).raise();
         }
@@ -131,14 +97,7 @@ mod idgen {
         const F: &str = "idgen.segment_drop";
         key_of(F, biz_type);
         let name = biz_type.unwrap_or_default();
-        let deleted = Spi::connect_mut(|c| {
-            c.update(
-                "DELETE FROM idgen.segments WHERE biz_type = $1 RETURNING 1",
-                None,
-                &[name.into()],
-            )
-            .map(|t| !t.is_empty())
-        });
+        let deleted = table::delete(name);
         match deleted {
             Ok(true) => forget(name),
             Ok(false) => unknown_type(name).raise(),
@@ -183,7 +142,8 @@ mod idgen_internal {
     use pgrx::prelude::*;
 
     use crate::pg::time::ts_of_ms;
-    use crate::segment::{allocator, cache_rows, forget};
+    use crate::segment::allocator_worker;
+    use crate::segment::backend::{cache_rows, forget};
 
     /// Called by the trigger `segments_moved` when a type's `max_id` moves. A move by anyone but
     /// this database's allocator (idgen.segment_advance after a point-in-time recovery, an
@@ -193,7 +153,7 @@ mod idgen_internal {
     /// and one committed before has its answer dropped (the slot's generation changed).
     #[pg_extern(volatile, parallel_unsafe)]
     fn segment_moved(biz_type: &str) {
-        if !allocator::is_this_process() {
+        if !allocator_worker::is_this_process() {
             forget(biz_type);
         }
     }

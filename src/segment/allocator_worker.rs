@@ -1,6 +1,8 @@
-//! The allocator: one background worker per database that commits segment ranges in its own
-//! transactions. A caller's transaction never moves `max_id`, so its ROLLBACK cannot give a
-//! range back; the worker commits first, and only then are IDs of the range handed out.
+//! The allocator worker: one background worker per database that commits segment ranges in its
+//! own transactions (allocation.rs). A caller's transaction never moves `max_id`, so its ROLLBACK
+//! cannot give a range back; the worker commits first, and only then are IDs of the range handed
+//! out. Here: the registry of workers in shared memory (start, wake, check in, leave, exit) and
+//! the worker's loop.
 //!
 //! Backends ask by marking a slot (refill) or their request cell (whole range) and setting the
 //! worker's latch; the worker answers through shared memory and wakes them with the cell's
@@ -14,20 +16,19 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use super::cache::{self, AllocatorData, AllocatorState, Key, RequestState};
+use super::allocation::{self, Outcome};
+use super::cache::{self, AllocatorData, AllocatorState, RequestState};
 use crate::gucs;
 use crate::pg::errors::IdError;
-use crate::pg::time::{now_ms, now_us};
+use crate::pg::time::now_ms;
 use crate::pg::worker_loop::{self, Next as Round};
-use pg_idgen_core::segment::{next_step, plan_range, rate_floor, Fault, Range};
+use pg_idgen_core::segment::Fault;
 
 /// A worker exits after this long without work. Under 5 s, because DROP DATABASE waits 5 s for
 /// other sessions of the database (this worker is one) to go away.
 const IDLE_EXIT_MS: i64 = 4_000;
 /// A start that has not checked in after this long is taken as failed.
 const START_TIMEOUT_MS: i64 = 10_000;
-/// Most items committed in one transaction.
-const BATCH: usize = 256;
 
 /// Whether this process is a database's allocator: its own moves of `max_id` are the ranges it
 /// commits, which it publishes itself; anyone else's move invalidates the ranges cached below it.
@@ -120,39 +121,6 @@ pub fn wake(db: u32) -> Result<(), IdError> {
     }
 }
 
-/// What one allocation came to.
-enum Outcome {
-    Range(Range, i64),
-    Fault(Fault),
-    /// The row is locked by another transaction (an admin's UPDATE, segment_drop): try later.
-    Locked,
-}
-
-enum Item {
-    Refill {
-        slot: usize,
-        generation: u64,
-        key: Key,
-        prev_step: i64,
-        /// µs since the last range was installed, and IDs handed out since.
-        lasted_us: i64,
-        used: i64,
-    },
-    Alloc {
-        cell: usize,
-        seq: u64,
-        key: Key,
-    },
-}
-
-impl Item {
-    fn key(&self) -> &Key {
-        match self {
-            Item::Refill { key, .. } | Item::Alloc { key, .. } => key,
-        }
-    }
-}
-
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
@@ -201,7 +169,7 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
         if told_to_leave(db, pid) {
             return Round::Stop;
         }
-        let items = collect(db);
+        let items = allocation::collect(db);
         set_idle(db, pid, items.is_empty());
         if items.is_empty() {
             if now_ms() - idle_since > IDLE_EXIT_MS {
@@ -214,7 +182,7 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
         let outcomes = BackgroundWorker::transaction(AssertUnwindSafe(|| {
             items
                 .iter()
-                .map(|item| allocate(item, refill_latency_us))
+                .map(|item| allocation::allocate(item, refill_latency_us))
                 .collect::<Vec<_>>()
         }));
         refill_latency_us = started.elapsed().as_micros() as i64;
@@ -222,7 +190,7 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
         let mut locked = false;
         for (item, outcome) in items.iter().zip(outcomes) {
             locked |= matches!(outcome, Outcome::Locked);
-            publish(item, outcome);
+            allocation::publish(item, outcome);
         }
         if locked {
             // A row locked by another transaction: try again soon, not in a busy loop.
@@ -345,193 +313,6 @@ unsafe extern "C-unwind" fn on_exit(_code: i32, arg: pg_sys::Datum) {
         });
         if failed {
             cell.broadcast();
-        }
-    }
-}
-
-/// Claims what this database's backends asked for, up to [`BATCH`] items.
-fn collect(db: u32) -> Vec<Item> {
-    let mut items = Vec::new();
-    for (i, slot) in cache::slots().iter().enumerate() {
-        if items.len() >= BATCH {
-            return items;
-        }
-        let claimed = slot.with(|d| {
-            (d.in_use && d.key.db == db && d.state.claim()).then_some(Item::Refill {
-                slot: i,
-                generation: d.generation,
-                key: d.key,
-                prev_step: d.state.step,
-                lasted_us: now_us() - d.state.last_refill_us,
-                used: (d.state.issued - d.state.issued_at_refill) as i64,
-            })
-        });
-        items.extend(claimed);
-    }
-    for (i, cell) in cache::requests().iter().enumerate() {
-        if items.len() >= BATCH {
-            break;
-        }
-        let claimed = cell.with(|d| {
-            (d.state == RequestState::Pending && d.key.db == db).then(|| {
-                d.state = RequestState::Working;
-                Item::Alloc {
-                    cell: i,
-                    seq: d.seq,
-                    key: d.key,
-                }
-            })
-        });
-        items.extend(claimed);
-    }
-    items
-}
-
-/// An SPI failure that is not a PostgreSQL ERROR (those abort the worker's transaction on their
-/// own): a row whose columns no longer read as pg_idgen wrote them. Logged with its cause, and
-/// reported to the caller as what it is, never as a missing or locked type.
-fn unreadable(name: &str, e: impl std::fmt::Display) -> Outcome {
-    pgrx::warning!("pg_idgen segment allocator: the row of \"{name}\" in idgen.segments: {e}");
-    Outcome::Fault(Fault::RowUnreadable)
-}
-
-/// Moves one type's `max_id` forward inside the worker's transaction. The row is locked with
-/// SKIP LOCKED, so a row held by someone else's open transaction delays only its own type.
-fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
-    let name = item.key().name();
-    Spi::connect_mut(|client| {
-        let read = client
-            .update(
-                "SELECT max_id, step, delta, remainder FROM idgen.segments \
-                 WHERE biz_type = $1 FOR UPDATE SKIP LOCKED",
-                Some(1),
-                &[name.as_str().into()],
-            )
-            .and_then(|t| {
-                if t.is_empty() {
-                    return Ok(None);
-                }
-                let t = t.first();
-                Ok(Some((
-                    t.get::<i64>(1)?,
-                    t.get::<i32>(2)?,
-                    t.get::<i32>(3)?,
-                    t.get::<i32>(4)?,
-                )))
-            })
-            .map_err(|e| e.to_string())
-            .and_then(|row| match row {
-                None => Ok(None),
-                Some((Some(m), Some(s), Some(d), Some(r))) => {
-                    Ok(Some((m, s as i64, d as i64, r as i64)))
-                }
-                // NOT NULL columns: a NULL here means the table was changed by hand.
-                Some(_) => Err("a NULL in max_id, step, delta or remainder".to_string()),
-            });
-        let row = match read {
-            Ok(row) => row,
-            Err(e) => return unreadable(&name, e),
-        };
-        let Some((max_id, configured, delta, remainder)) = row else {
-            let exists = match client.select(
-                "SELECT 1 FROM idgen.segments WHERE biz_type = $1",
-                Some(1),
-                &[name.as_str().into()],
-            ) {
-                Ok(t) => !t.is_empty(),
-                Err(e) => return unreadable(&name, e),
-            };
-            return if exists {
-                Outcome::Locked
-            } else {
-                Outcome::Fault(Fault::NotFound)
-            };
-        };
-        let step = match item {
-            Item::Refill {
-                prev_step,
-                lasted_us,
-                used,
-                ..
-            } => {
-                let max_step = gucs::segment_max_step();
-                let target_ms = gucs::segment_step_target_ms();
-                let leaf = next_step(
-                    *prev_step,
-                    configured,
-                    max_step,
-                    lasted_us / 1000,
-                    target_ms,
-                );
-                // Only once there is a previous range of this cache slot to measure.
-                let floor = if *prev_step > 0 && target_ms > 0 {
-                    let percent = gucs::segment_prefetch_percent();
-                    rate_floor(*used, *lasted_us, refill_latency_us, percent).min(max_step)
-                } else {
-                    0
-                };
-                leaf.max(floor)
-            }
-            Item::Alloc { .. } => configured,
-        };
-        // Near the top of bigint a grown step shrinks back towards the configured one.
-        let step = step.min(i64::MAX.saturating_sub(max_id)).max(configured);
-        let range = match plan_range(max_id, step, delta, remainder) {
-            Ok(r) => r,
-            Err(f) => return Outcome::Fault(f),
-        };
-        let updated = client.update(
-            "UPDATE idgen.segments SET max_id = $2, version = version + 1, updated_at = now() \
-             WHERE biz_type = $1",
-            None,
-            &[name.as_str().into(), range.end.into()],
-        );
-        match updated {
-            Ok(_) => Outcome::Range(range, step),
-            Err(e) => unreadable(&name, e),
-        }
-    })
-}
-
-fn publish(item: &Item, outcome: Outcome) {
-    match *item {
-        Item::Refill {
-            slot, generation, ..
-        } => {
-            let s = &cache::slots()[slot];
-            s.with(|d| {
-                // A slot forgotten or given to another type meanwhile: the range is a gap.
-                if d.generation != generation {
-                    return;
-                }
-                match outcome {
-                    Outcome::Range(range, step) => d.state.install(range, step, now_us()),
-                    Outcome::Fault(f) => d.state.fail(f),
-                    Outcome::Locked => d.state.unclaim(),
-                }
-            });
-            s.broadcast();
-        }
-        Item::Alloc { cell, seq, .. } => {
-            let c = &cache::requests()[cell];
-            c.with(|d| {
-                if d.seq != seq || d.state != RequestState::Working {
-                    return;
-                }
-                match outcome {
-                    Outcome::Range(range, _) => {
-                        d.range = range;
-                        d.fault = 0;
-                        d.state = RequestState::Done;
-                    }
-                    Outcome::Fault(f) => {
-                        d.fault = f as u32;
-                        d.state = RequestState::Done;
-                    }
-                    Outcome::Locked => d.state = RequestState::Pending,
-                }
-            });
-            c.broadcast();
         }
     }
 }

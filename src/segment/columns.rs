@@ -1,50 +1,10 @@
-//! What this database holds of a business type, read for the segment functions: whether its row
-//! exists (as the caller's transaction sees it), and the IDs already in columns that default to
-//! `segment_next()` of it.
+//! The IDs this database already holds of a business type, in the columns that default to
+//! `segment_next()` of it: a type created (again) starts above them.
 
+use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgrx::{pg_sys, PgTryBuilder};
 
 use crate::pg::as_owner::as_owner;
-use crate::pg::spi_read::{one_i64, Arg};
-
-/// Whether a business type exists, as the caller's transaction sees it. Everyone may call
-/// segment_next(), but only administrators may read idgen.segments: the lookup runs as the
-/// bootstrap superuser, with every operator schema-qualified so the caller's search_path cannot
-/// put its own code in it. Read-only SPI, which takes no transaction id: segment_next() runs in
-/// the leader of parallel plans (pg/spi_read.rs). (No SQL helper: this binary must also serve an
-/// extension whose SQL is still at an older version, before ALTER EXTENSION ... UPDATE.)
-pub(super) fn type_exists(name: &str) -> bool {
-    let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
-    // SAFETY: saving and switching the current user id, as SECURITY DEFINER functions do; an
-    // ERROR in between is unwound by PgTryBuilder's finally, and (sub)transaction abort restores
-    // it as well.
-    unsafe {
-        pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
-        pg_sys::SetUserIdAndSecContext(
-            pg_sys::Oid::from(pg_sys::BOOTSTRAP_SUPERUSERID),
-            context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
-        );
-    }
-    let found = PgTryBuilder::new(|| {
-        one_i64(
-            "SELECT 1 FROM idgen.segments WHERE biz_type OPERATOR(pg_catalog.=) $1",
-            &[Arg::Text(name)],
-        )
-    })
-    .finally(|| {
-        // SAFETY: restores what was saved above.
-        unsafe { pg_sys::SetUserIdAndSecContext(user, context) }
-    })
-    .execute();
-    match found {
-        Ok(found) => found.is_some(),
-        Err(e) => {
-            crate::pg::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
-                .raise()
-        }
-    }
-}
 
 /// The highest value held by the integer columns of this database whose default is
 /// `segment_next('<name>')` (0 if none): a type created (again) goes on above them. After a
@@ -53,7 +13,7 @@ pub(super) fn type_exists(name: &str) -> bool {
 /// IDs the application already holds. Each table is read as its owner (pg/as_owner.rs): its
 /// row-level security, index expressions or operators may be any role's code, which must not run
 /// with the rights of the administrator calling segment_create.
-pub(super) fn above_columns(name: &str) -> i64 {
+pub fn above_columns(name: &str) -> i64 {
     let queries = Spi::connect(|c| {
         c.select(
             // Every name qualified: segment_create runs under its caller's search_path.

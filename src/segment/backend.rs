@@ -1,0 +1,256 @@
+//! A backend's side of segment mode: it finds its type's slot in the shared cache once (and
+//! remembers it), takes IDs under the slot's spinlock, and when the cache is dry waits on the
+//! slot's condition variable for the allocator (allocator_worker.rs), which commits the next range
+//! before publishing it. Whole ranges for clients go through a request cell the same way. Also
+//! what the admin functions tell the cache (a type dropped or moved, a step changed).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use pgrx::{pg_sys, PgSqlErrorCode};
+
+use super::allocator_worker;
+use super::cache::{self, Key, RequestState};
+use super::errors::{segment_fault_error, timed_out, unknown_type};
+use super::table;
+use crate::gucs;
+use crate::pg::errors::{invalid, not_ready, required, IdError};
+use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
+
+thread_local! {
+    /// This backend's map from business type to `(slot, generation)`.
+    static SLOTS: RefCell<HashMap<Vec<u8>, (usize, u64)>> = RefCell::new(HashMap::new());
+}
+
+fn db() -> u32 {
+    // SAFETY: set once the backend is connected to its database, before any function runs.
+    unsafe { pg_sys::MyDatabaseId }.to_u32()
+}
+
+/// The name as a key, or an ERROR for NULL, empty or too long names.
+pub fn key_of(func: &str, biz_type: Option<&str>) -> Key {
+    let name = required(func, "biz_type", biz_type);
+    Key::new(db(), name.as_bytes()).unwrap_or_else(|| {
+        invalid(format!(
+            "{func}: biz_type must be 1 to {} bytes long, not {}",
+            cache::KEY_MAX,
+            name.len()
+        ))
+        .raise()
+    })
+}
+
+/// Ranges are committed to idgen.segments, which only a primary can write.
+fn refuse_on_standby() {
+    crate::pg::recovery::refuse_on_standby(
+        "allocate segment IDs",
+        "Call segment_next() on the primary; ranges are committed to idgen.segments there.",
+    );
+}
+
+/// The slot of a business type, checking that the type exists on first use in this backend.
+fn resolve(key: &Key, name: &str) -> (usize, u64) {
+    if let Some(hit) = SLOTS.with(|m| m.borrow().get(key.name_bytes()).copied()) {
+        return hit;
+    }
+    if !table::type_exists(name) {
+        unknown_type(name).raise();
+    }
+    let found = cache::find_or_insert(key).unwrap_or_else(|| {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+            "the segment cache is full: every slot is waiting for a range",
+        )
+        .hint("Raise idgen.segment_cache_size (a restart is needed) above the number of business types in use at once.")
+        .raise()
+    });
+    SLOTS.with(|m| m.borrow_mut().insert(key.name_bytes().to_vec(), found));
+    found
+}
+
+/// Waits on a condition variable with a deadline; raises 55000 when it passes.
+struct Waiter {
+    prepared: bool,
+    deadline: Instant,
+}
+
+impl Waiter {
+    fn new() -> Waiter {
+        let ms = gucs::segment_wait_timeout_ms();
+        Waiter {
+            prepared: false,
+            deadline: Instant::now() + Duration::from_millis(ms),
+        }
+    }
+
+    /// The first call only prepares (the caller must look again before sleeping, or it could
+    /// miss a wake-up); later calls sleep up to 100 ms. False once the deadline has passed.
+    fn sleep(&mut self, cv: *mut pg_sys::ConditionVariable) -> bool {
+        // SAFETY: cv is a condition variable in our shared memory; PostgreSQL cancels a prepared
+        // sleep itself if an ERROR or cancel interrupts the wait.
+        unsafe {
+            if !self.prepared {
+                pg_sys::ConditionVariablePrepareToSleep(cv);
+                self.prepared = true;
+                return true;
+            }
+            if Instant::now() >= self.deadline {
+                return false;
+            }
+            pg_sys::ConditionVariableTimedSleep(cv, 100, pg_sys::PG_WAIT_EXTENSION);
+        }
+        true
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        if self.prepared {
+            // SAFETY: ends the sleep prepared above; a no-op if PostgreSQL already did.
+            unsafe { pg_sys::ConditionVariableCancelSleep() };
+        }
+    }
+}
+
+/// Up to `want` IDs of one type: `(first, count, delta)`, waiting for a range if none is cached.
+pub fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
+    let (mut slot, mut generation) = resolve(key, name);
+    let prefetch_percent = gucs::segment_prefetch_percent();
+    let mut waiter: Option<Waiter> = None;
+    loop {
+        let s = &cache::slots()[slot];
+        s.touch();
+        let took =
+            s.with(|d| (d.generation == generation).then(|| d.state.take(want, prefetch_percent)));
+        match took {
+            None => {
+                // Evicted or dropped meanwhile: look the type up again.
+                drop(waiter.take());
+                SLOTS.with(|m| m.borrow_mut().remove(key.name_bytes()));
+                (slot, generation) = resolve(key, name);
+            }
+            Some(Take::Got {
+                first,
+                count,
+                delta,
+                prefetch,
+            }) => {
+                if prefetch {
+                    // Best effort: if the worker cannot start now, a caller that runs dry
+                    // tries again and reports why.
+                    let _ = allocator_worker::wake(key.db);
+                }
+                return (first, count, delta);
+            }
+            Some(Take::Failed(f)) => {
+                drop(waiter.take());
+                segment_fault_error(f, name).raise();
+            }
+            Some(Take::Wait { .. }) => {
+                refuse_on_standby();
+                // No worker slot free (53000): wait for one like for a range, trying again on
+                // each round, and report that reason if the time runs out.
+                let woke = allocator_worker::wake(key.db);
+                if !waiter.get_or_insert_with(Waiter::new).sleep(s.cv()) {
+                    drop(waiter.take());
+                    match woke {
+                        Err(e) => e.raise(),
+                        Ok(()) => timed_out("a range", name).raise(),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// This backend's slot among all processes (a request cell per slot).
+fn my_proc_number() -> usize {
+    // SAFETY: set for every backend before it runs a query.
+    #[cfg(any(feature = "pg15", feature = "pg16"))]
+    let n = unsafe { (*pg_sys::MyProc).pgprocno };
+    // SAFETY: as above; PGPROC.pgprocno became the global MyProcNumber in 17.
+    #[cfg(not(any(feature = "pg15", feature = "pg16")))]
+    let n = unsafe { pg_sys::MyProcNumber };
+    n as usize
+}
+
+/// A whole committed range for a client that hands IDs out itself (tinyid-client).
+pub fn alloc_range(key: &Key, name: &str) -> Range {
+    refuse_on_standby();
+    let me = my_proc_number();
+    let Some(cell) = cache::requests().get(me) else {
+        not_ready("this process cannot allocate segment ranges").raise()
+    };
+    let seq = cell.with(|d| {
+        d.seq += 1;
+        d.state = RequestState::Pending;
+        d.key = *key;
+        d.fault = 0;
+        d.seq
+    });
+    let mut waiter = Waiter::new();
+    loop {
+        let answer = cell.with(|d| {
+            (d.seq == seq && d.state == RequestState::Done).then(|| {
+                d.state = RequestState::Free;
+                (d.range, d.fault)
+            })
+        });
+        match answer {
+            Some((range, 0)) => return range,
+            Some((_, code)) => {
+                drop(waiter);
+                segment_fault_error(Fault::from_code(code).unwrap_or(Fault::WorkerGone), name)
+                    .raise();
+            }
+            None => {}
+        }
+        // As in take(): no worker slot free is waited out too.
+        let woke = allocator_worker::wake(key.db);
+        if !waiter.sleep(cell.cv()) {
+            // Abandon the request: an answer that still comes is a gap, never handed out.
+            cell.with(|d| {
+                if d.seq == seq {
+                    d.state = RequestState::Free;
+                }
+            });
+            drop(waiter);
+            match woke {
+                Err(e) => e.raise(),
+                Ok(()) => timed_out("a whole range", name).raise(),
+            }
+        }
+    }
+}
+
+pub fn forget(name: &str) {
+    if let Some(key) = Key::new(db(), name.as_bytes()) {
+        cache::forget(&key);
+        SLOTS.with(|m| m.borrow_mut().remove(key.name_bytes()));
+    }
+}
+
+pub fn reset_step(name: &str) {
+    if let Some(key) = Key::new(db(), name.as_bytes()) {
+        if let Some((i, generation)) = cache::find(&key) {
+            cache::slots()[i].with(|d| {
+                if d.generation == generation {
+                    d.state.step = 0;
+                }
+            });
+        }
+    }
+}
+
+pub fn cache_rows() -> Vec<(String, SegmentState)> {
+    let db = db();
+    cache::slots()
+        .iter()
+        .filter_map(|s| s.with(|d| (d.in_use && d.key.db == db).then(|| (d.key.name(), d.state))))
+        .collect()
+}
+
+pub fn cache_usage() -> (i64, i64, i64) {
+    cache::usage()
+}
