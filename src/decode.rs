@@ -94,7 +94,10 @@ fn decode_row(id: Option<i64>, layout: &Layout) -> Decoded {
     let Some(id) = id else {
         return (None, None, None, None, None, None, None, None);
     };
-    let d = layout.unpack(id).map_err(invalid).or_raise();
+    let d = layout
+        .unpack(id)
+        .map_err(|e| invalid(e.to_string()))
+        .or_raise();
     let has = |f: Field| layout.bits(f) > 0;
     (
         Some(id),
@@ -155,7 +158,7 @@ fn id_decode_with(
 #[pg_extern(stable, parallel_safe)]
 fn id_timestamp(id: i64) -> TimestampWithTimeZone {
     let l = &node().layout;
-    let d = l.unpack(id).map_err(invalid).or_raise();
+    let d = l.unpack(id).map_err(|e| invalid(e.to_string())).or_raise();
     decoded_ts(id, l, d.tick)
 }
 
@@ -164,7 +167,7 @@ fn id_timestamp(id: i64) -> TimestampWithTimeZone {
 fn id_timestamp_with(id: Option<i64>, layout: Option<&str>) -> Option<TimestampWithTimeZone> {
     let l = layout_named(layout).or_raise();
     let id = id?;
-    let d = l.unpack(id).map_err(invalid).or_raise();
+    let d = l.unpack(id).map_err(|e| invalid(e.to_string())).or_raise();
     Some(decoded_ts(id, &l, d.tick))
 }
 
@@ -183,13 +186,18 @@ fn id_worker_id_with(id: Option<i64>, layout: Option<&str>) -> Option<i64> {
 }
 
 fn worker_of(id: i64, layout: &Layout) -> Option<i64> {
-    let d = layout.unpack(id).map_err(invalid).or_raise();
+    let d = layout
+        .unpack(id)
+        .map_err(|e| invalid(e.to_string()))
+        .or_raise();
     (layout.bits(Field::Worker) > 0).then_some(d.worker as i64)
 }
 
 fn min_id_at(ts: TimestampWithTimeZone, l: &Layout) -> i64 {
     let ms = ms_of_ts(ts).or_raise();
-    l.min_id_at_ms(ms).map_err(out_of_range).or_raise()
+    l.min_id_at_ms(ms)
+        .map_err(|e| out_of_range(e.to_string()))
+        .or_raise()
 }
 
 /// The smallest ID of an instant: `WHERE id >= id_from_timestamp(now() - interval '1 day')` is a

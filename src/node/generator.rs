@@ -8,7 +8,7 @@ use crate::gucs::{self, ClockSettings};
 use crate::pg::errors::IdError;
 use crate::pg::time::now_ms;
 use pg_idgen_core::generator::{ClockPolicy, ConfigError, Generator};
-use pg_idgen_core::layout::Layout;
+use pg_idgen_core::layout::{GenerationRefused, Layout};
 
 /// The node's generator as configured at server start (layout and worker id are fixed then).
 static NODE: OnceCell<Generator> = OnceCell::new();
@@ -45,11 +45,12 @@ pub fn init() {
         )
     });
     if let Err(e) = layout.check_for_generation(now_ms()) {
-        fail(
-            "idgen.layout",
-            e,
-            "Choose a layout with more time bits or a later epoch for this node.",
-        );
+        let hint = match e {
+            GenerationRefused::Wraps(_) => "This layout is for id_decode only: choose one whose time field does not wrap around (SELECT * FROM idgen.layouts WHERE can_generate).",
+            GenerationRefused::EpochInFuture(_) => "Choose an epoch in the past for this node, or fix the system clock.",
+            GenerationRefused::RunsOut(_) => "Choose a layout with more time bits or a later epoch for this node.",
+        };
+        fail("idgen.layout", e.to_string(), hint);
     }
     let g = build(layout, gucs::clock_settings()).unwrap_or_else(|e| {
         let setting = match e {

@@ -25,7 +25,11 @@ check "a layout over 63 bits stops the server, naming idgen.layout" \
   refuses "idgen.layout = 'twitter sequence=20'" 'invalid value for parameter "idgen.layout"'
 check "an unknown preset stops the server" refuses "idgen.layout = 'nosuch'" 'known layouts'
 check "a worn-out layout stops the server with what would fit" refuses "idgen.layout = 'uid_generator'" 'needs time=31'
+check "... and its hint asks for more time bits or a later epoch" grep -q 'HINT:  Choose a layout with more time bits' "$dir/server.log"
 check "westid32 (wraps every 35 min) cannot generate" refuses "idgen.layout = 'westid32'" 'repeats its time field'
+check "... and its hint says it is for id_decode only" grep -q 'HINT:  This layout is for id_decode only' "$dir/server.log"
+check "an epoch in the future stops the server" refuses "idgen.layout = 'twitter epoch=2099-01-01'" 'is in the future'
+check "... and its hint asks for an epoch in the past" grep -q 'HINT:  Choose an epoch in the past' "$dir/server.log"
 check "a worker id beyond the layout stops the server" refuses "idgen.worker_id = 1024" 'invalid value for parameter "idgen.worker_id"'
 check "rollback_flag on a layout without the bit stops the server" refuses "idgen.clock_policy = rollback_flag" 'needs a layout with a rollback bit'
 cluster_init boot $PORT "idgen.layout = 'raindrop'" "idgen.clock_policy = rollback_flag" "idgen.worker_id = 200"
