@@ -6,7 +6,7 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-mod adopt;
+mod key_conversion;
 mod citus;
 mod codec;
 mod decode;
