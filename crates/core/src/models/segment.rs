@@ -13,9 +13,9 @@
 //! What is written out, and assumed:
 //! - the allocator (segment/allocation.rs, its row statements in segment/table.rs): it claims a
 //!   request, locks the type's row `FOR UPDATE SKIP LOCKED` (a row locked by someone else: the
-//!   request goes back, untouched), plans the range
-//!   from the committed `max_id`, updates the row, commits, and only then publishes the range to
-//!   the slot whose generation it claimed from (or to the client's request); when it exits
+//!   request goes back, untouched), plans the range from the
+//!   committed `max_id`, updates the row, commits, and only then publishes the range to the slot
+//!   whose generation it claimed from (or to the client's request); when it exits
 //!   (error, crash of the worker) its exit callback fails whatever it had claimed;
 //! - `segment_drop` deletes the row and forgets the type's cache slot in its transaction (before
 //!   it commits); `DELETE` waits for the allocator's row lock; the `segments_retire` trigger keeps
