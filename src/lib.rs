@@ -6,11 +6,11 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-mod key_conversion;
 mod citus;
 mod codec;
 mod decode;
 mod gucs;
+mod key_conversion;
 mod lease;
 mod msgid;
 mod node;
