@@ -935,3 +935,55 @@ GRANT EXECUTE ON FUNCTION idgen_internal.public_key_random(), idgen_internal.pub
     idgen.encrypt_uuid(uuid, text, integer), idgen.decrypt_uuid(uuid, text, integer),
     idgen.id_to_public(bigint, text), idgen.public_to_id(text, text),
     idgen.uuid_to_public(uuid, text), idgen.public_to_uuid(text, text) TO idgen_admin;
+
+-- Monitoring: idgen.refusals counts the IDs each stream refused since the server started, per
+-- reason (a fixed set, for a metric's label); pg_monitor (every standard monitoring role) reads
+-- every status view, the leases without their lease numbers.
+CREATE  FUNCTION idgen_internal."refusal_counts"() RETURNS TABLE (
+	"stream" TEXT,  /* String */
+	"reason" TEXT,  /* String */
+	"refusals" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'refusal_counts_wrapper';
+CREATE VIEW idgen.refusals AS SELECT * FROM idgen_internal.refusal_counts();
+COMMENT ON VIEW idgen.refusals IS 'How often this node refused to make an ID since the server started, per stream (snowflake, msgid, uuidv7) and reason (a fixed set: standby, mark_unreadable, layout_refused, upgraded_without_mark, other_system, worker_id_unset, clock_behind, sequence_exhausted, before_epoch, layout_exhausted, mark_not_written, lease_missing, lease_lapsed, lease_ceiling); every pair has a row, zero included.';
+COMMENT ON COLUMN idgen.refusals.stream IS 'snowflake, msgid or uuidv7.';
+COMMENT ON COLUMN idgen.refusals.reason IS 'Why, from a fixed set (a label of a metric: never renamed).';
+COMMENT ON COLUMN idgen.refusals.refusals IS 'IDs of the stream refused for that reason since the server started.';
+COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
+  'The rows of the idgen.refusals view.';
+REVOKE ALL ON idgen.refusals FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen_internal.refusal_counts() FROM PUBLIC;
+GRANT SELECT ON idgen.refusals TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.refusal_counts() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.refusal_counts() TO idgen_admin;
+GRANT SELECT ON idgen.segment_status TO pg_monitor;
+GRANT SELECT (worker_id, code, state, host, pid, ttl, acquired_at, heartbeat_at, expires_at,
+    released_at, last_ts, next_start_after) ON idgen.worker_leases TO pg_monitor;
+GRANT EXECUTE ON FUNCTION idgen_internal.segment_cache(), idgen_internal.worker_free_at(idgen.workers),
+    idgen_internal.worker_start_after(idgen.workers) TO pg_monitor;
+-- The segment allocators of the cluster: how many run, and the waits for a slot.
+CREATE  FUNCTION idgen_internal."segment_allocator_usage"() RETURNS TABLE (
+	"allocators" bigint,  /* i64 */
+	"allocator_slots" bigint,  /* i64 */
+	"slot_waits" bigint,  /* i64 */
+	"start_failures" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'segment_allocator_usage_wrapper';
+CREATE VIEW idgen.segment_allocators AS SELECT * FROM idgen_internal.segment_allocator_usage();
+COMMENT ON VIEW idgen.segment_allocators IS 'The segment allocator workers of the whole cluster (one per database that uses segment mode): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
+COMMENT ON COLUMN idgen.segment_allocators.allocators IS 'Allocator workers running or starting in the cluster.';
+COMMENT ON COLUMN idgen.segment_allocators.allocator_slots IS 'How many may run at once.';
+COMMENT ON COLUMN idgen.segment_allocators.slot_waits IS 'Times since the server started that a caller found every allocator slot taken by other databases (it waits, then 53000).';
+COMMENT ON COLUMN idgen.segment_allocators.start_failures IS 'Times since the server started that no background-worker slot was free to start an allocator (raise max_worker_processes).';
+COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
+  'The row of the idgen.segment_allocators view.';
+REVOKE ALL ON idgen.segment_allocators FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() FROM PUBLIC;
+GRANT SELECT ON idgen.segment_allocators TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() TO idgen_admin;

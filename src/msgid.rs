@@ -16,6 +16,7 @@ use crate::node::backend_generator::BackendGenerator;
 use crate::node::checks::{check_can_generate, to_id_error, warn_step};
 use crate::node::clock::PgClock;
 use crate::node::generator::{fixed_layout_generator, msgid_layout};
+use crate::node::refusals::Kind;
 use crate::node::reservation::MarkReserver;
 use crate::node::shared;
 use crate::pg::errors::{invalid, out_of_range, required, IdError};
@@ -50,18 +51,18 @@ fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
         session_id,
     );
     let shared = shared::shared();
-    check_can_generate(shared);
-    crate::node::origin_check::check("message ID");
+    check_can_generate(shared, Some(Kind::Msgid));
+    crate::node::origin_check::check(Kind::Msgid);
     let counter =
         with_generator(
             |g| match g.take(&shared.msgid, &PgClock, &MarkReserver(&g.layout), 1) {
                 Ok((issued, step)) => {
                     if let Some(s) = step {
-                        warn_step(s, "message ID");
+                        warn_step(s, Kind::Msgid);
                     }
                     issued.first
                 }
-                Err(e) => to_id_error(e, g, "message ID").raise(),
+                Err(e) => to_id_error(e, g, Kind::Msgid).raise(),
             },
         );
     MsgId::new(counter, session_type, format::session_hash(session_id)).to_text()

@@ -51,10 +51,20 @@ fn role_for(object: &str) -> Option<&'static str> {
     }
 }
 
+/// Views of `ADMIN` that monitoring roles read too (sql/install/finalize.sql grants them to
+/// pg_monitor; of idgen.worker_leases every column but the lease numbers).
+const MONITORED: &[&str] = &["segment_status", "worker_leases"];
+
 /// The hint for a privilege error about `object`. PostgreSQL's message names the object without
 /// its schema, so the hint says which object it means.
 fn hint_for(object: &str) -> Option<String> {
     let role = role_for(object)?;
+    if MONITORED.contains(&object) {
+        return Some(format!(
+            "pg_idgen's idgen.{object} is for members of idgen_admin, and for monitoring roles (pg_monitor){}: a superuser grants them with GRANT idgen_admin TO <role> or GRANT pg_monitor TO <role>.",
+            if object == "worker_leases" { ", who read every column but lease" } else { "" }
+        ));
+    }
     // idgen_admin is a member of idgen_client.
     let members = if role == "idgen_client" {
         "idgen_client (or idgen_admin)"
@@ -139,5 +149,8 @@ mod tests {
             .unwrap()
             .contains("GRANT idgen_client TO"));
         assert_eq!(hint_for("my_own_table"), None);
+        assert!(hint_for("worker_leases")
+            .unwrap()
+            .contains("GRANT pg_monitor TO <role>"));
     }
 }

@@ -14,6 +14,7 @@ use crate::node::checks::{
 use crate::node::clock::PgClock;
 use crate::node::generator::{build, node};
 use crate::node::horizon::{self, Ordered};
+use crate::node::refusals::Kind;
 use crate::node::reservation::MarkReserver;
 use crate::node::shared::{self, Shared};
 use crate::pg::errors::{batch_size, IdError};
@@ -63,11 +64,11 @@ fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
         match result {
             Ok((issued, step)) => {
                 if let Some(s) = step {
-                    warn_step(s, "Snowflake ID");
+                    warn_step(s, Kind::Snowflake);
                 }
                 (issued, worker)
             }
-            Err(e) => to_id_error(e, g, "Snowflake ID").raise(),
+            Err(e) => to_id_error(e, g, Kind::Snowflake).raise(),
         }
     })
 }
@@ -76,9 +77,9 @@ fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
 /// database that holds no other system's IDs.
 #[inline]
 fn check_snowflake(shared: &Shared) {
-    check_can_generate(shared);
+    check_can_generate(shared, Some(Kind::Snowflake));
     check_layout_accepted(shared);
-    crate::node::origin_check::check("Snowflake ID");
+    crate::node::origin_check::check(Kind::Snowflake);
     crate::node::worker_unset::check();
 }
 

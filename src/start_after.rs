@@ -32,7 +32,7 @@ mod idgen {
             .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
             .raise();
         }
-        check_can_generate(shared::shared());
+        check_can_generate(shared::shared(), None);
         let next_ms = crate::node::reservation::move_past_ms(ms)
             .map_err(|e| {
                 IdError::new(

@@ -236,6 +236,32 @@ mod idgen_internal {
         TableIterator::new(rows)
     }
 
+    /// How often each stream refused an ID since the server started, per reason: a row for
+    /// every stream and every reason, zero included (`idgen.refusals`).
+    #[pg_extern(volatile, parallel_safe)]
+    fn refusal_counts() -> TableIterator<
+        'static,
+        (
+            name!(stream, String),
+            name!(reason, String),
+            name!(refusals, i64),
+        ),
+    > {
+        use crate::node::refusals::{self, Kind, Reason};
+        let rows: Vec<_> = Kind::ALL
+            .iter()
+            .flat_map(|k| Reason::ALL.iter().map(move |r| (*k, *r)))
+            .map(|(k, r)| {
+                (
+                    k.stream().to_string(),
+                    r.name().to_string(),
+                    refusals::get(k, r).min(i64::MAX as u64) as i64,
+                )
+            })
+            .collect();
+        TableIterator::new(rows)
+    }
+
     /// Who holds the read horizons back now (`idgen.read_horizon_holders`): a row per open
     /// transaction and stream, per prepared transaction and stream, and one per prepared
     /// transaction from before the start (no stream: it holds every horizon at its lowest).
@@ -298,7 +324,8 @@ extension_sql_file!(
         idgen_internal::layout_catalog,
         idgen_internal::node_status,
         idgen_internal::stream_status,
-        idgen_internal::read_horizon_holders
+        idgen_internal::read_horizon_holders,
+        idgen_internal::refusal_counts
     ],
 );
 

@@ -17,6 +17,7 @@ use crate::node::checks::{can_generate_now, check_can_generate, to_id_error, war
 use crate::node::clock::PgClock;
 use crate::node::generator::{fixed_layout_generator, uuidv7_layout};
 use crate::node::horizon::{self, Ordered};
+use crate::node::refusals::Kind;
 use crate::node::reservation::MarkReserver;
 use crate::node::shared::{self, Shared};
 use crate::pg::errors::{batch_size, out_of_range, IdError};
@@ -42,19 +43,19 @@ fn take(want: u64) -> Issued {
 }
 
 fn check_uuidv7(shared: &Shared) {
-    check_can_generate(shared);
-    crate::node::origin_check::check("UUIDv7");
+    check_can_generate(shared, Some(Kind::Uuidv7));
+    crate::node::origin_check::check(Kind::Uuidv7);
 }
 
 fn take_with(g: &Generator, shared: &Shared, want: u64) -> Issued {
     match g.take(&shared.uuidv7, &PgClock, &MarkReserver(&g.layout), want) {
         Ok((issued, step)) => {
             if let Some(s) = step {
-                warn_step(s, "UUIDv7");
+                warn_step(s, Kind::Uuidv7);
             }
             issued
         }
-        Err(e) => to_id_error(e, g, "UUIDv7").raise(),
+        Err(e) => to_id_error(e, g, Kind::Uuidv7).raise(),
     }
 }
 

@@ -31,6 +31,10 @@ COMMENT ON FUNCTION idgen_internal.node_status() IS
   'The row of the idgen.status view.';
 COMMENT ON FUNCTION idgen_internal.stream_status() IS
   'The rows of the idgen.streams view.';
+COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
+  'The rows of the idgen.refusals view.';
+COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
+  'The row of the idgen.segment_allocators view.';
 
 -- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON FUNCTION idgen.read_horizon() IS
@@ -302,13 +306,15 @@ REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal FROM PUBLIC;
 
 -- Everyone: how this node makes IDs. (Every caller of snowflake_next() and msgid_next() reads
 -- idgen.node_origins once per session.)
-GRANT SELECT ON idgen.layouts, idgen.status, idgen.streams, idgen.worker_status, idgen.node_origins TO PUBLIC;
+GRANT SELECT ON idgen.layouts, idgen.status, idgen.streams, idgen.refusals, idgen.worker_status,
+    idgen.segment_allocators, idgen.node_origins TO PUBLIC;
 -- A database's owner restoring its dump (pg_restore --no-owner) brings its idgen.node_origins
 -- rows, so that a restore onto another server is refused there too; the trigger
 -- node_origins_insert lets nobody else add rows.
 GRANT INSERT ON idgen.node_origins TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_status(),
-    idgen_internal.stream_status(), idgen_internal.worker_lease_state() TO PUBLIC;
+    idgen_internal.stream_status(), idgen_internal.refusal_counts(), idgen_internal.worker_lease_state(),
+    idgen_internal.segment_allocator_usage() TO PUBLIC;
 -- Readers that page by ID: the horizons and what holds them (pids as pg_stat_activity shows them
 -- to everyone; the IDs are bounds of IDs anyone can make).
 GRANT EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
@@ -349,3 +355,13 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.segments_retired, 
 -- (idgen.snowflake_start_after() records this system in idgen.node_origins.)
 GRANT SELECT, INSERT, DELETE ON idgen.node_origins TO idgen_admin;
 GRANT SELECT ON idgen.segment_status, idgen.worker_leases TO idgen_admin;
+
+-- Monitoring: pg_monitor, and so every standard monitoring role (postgres_exporter, sql_exporter,
+-- CloudNativePG's exporter), reads every status view, with nothing secret in it: the segment
+-- types and their ranges, and the leases without their lease numbers (a holder's proof at
+-- heartbeat and release). The views run these functions with the reader's rights.
+GRANT SELECT ON idgen.segment_status TO pg_monitor;
+GRANT SELECT (worker_id, code, state, host, pid, ttl, acquired_at, heartbeat_at, expires_at,
+    released_at, last_ts, next_start_after) ON idgen.worker_leases TO pg_monitor;
+GRANT EXECUTE ON FUNCTION idgen_internal.segment_cache(), idgen_internal.worker_free_at(idgen.workers),
+    idgen_internal.worker_start_after(idgen.workers) TO pg_monitor;

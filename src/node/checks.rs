@@ -2,20 +2,28 @@
 
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
+use super::refusals::{self, Kind, Reason};
 use super::shared::Shared;
 use crate::pg::errors::{not_ready, IdError};
-use crate::pg::recovery::refuse_on_standby;
+use crate::pg::recovery::{known_primary, refuse_on_standby};
 use pg_idgen_core::civil::format_utc_ms;
 use pg_idgen_core::generator::{BackwardStep, GenError, Generator};
 
-/// Generators run only on a primary: a standby's IDs would collide with its primary's.
+/// Generators run only on a primary: a standby's IDs would collide with its primary's. `kind`:
+/// the IDs about to be made, whose refusal is counted (None for a move of the clocks).
 #[inline]
-pub fn check_can_generate(shared: &Shared) {
+pub fn check_can_generate(shared: &Shared, kind: Option<Kind>) {
+    if let Some(kind) = kind.filter(|_| !known_primary() && crate::pg::recovery::in_recovery()) {
+        refusals::count(kind, Reason::Standby);
+    }
     refuse_on_standby(
         "generate IDs",
         "Generate IDs on the primary. id_decode() and the other decoders work here.",
     );
     if let Some(e) = shared.mark_error() {
+        if let Some(kind) = kind {
+            refusals::count(kind, Reason::MarkUnreadable);
+        }
         not_ready(format!("snowflake IDs are disabled: {e}"))
             .hint("Repair pg_idgen.mark in the data directory (readable and writable by the server, in a writable directory) and restart; never delete it on a node that issued IDs.")
             .raise();
@@ -26,6 +34,7 @@ pub fn check_can_generate(shared: &Shared) {
 /// idgen.layout that could repeat or undercut earlier IDs.
 pub fn check_layout_accepted(shared: &Shared) {
     if let Some(e) = shared.layout_error() {
+        refusals::count(Kind::Snowflake, Reason::LayoutRefused);
         not_ready(format!("snowflake IDs are disabled: {e}"))
             .detail("The durable mark bounds the time of earlier IDs, not their bits; the layouts this node made IDs with are listed in pg_idgen.layouts in the data directory.")
             .hint("Set idgen.layout back to the layout of the \"current\" line of pg_idgen.layouts and restart, or choose a layout whose IDs are above the old ones (e.g. an earlier epoch), or one that sets a reserved bit the old layout kept 0.")
@@ -33,8 +42,22 @@ pub fn check_layout_accepted(shared: &Shared) {
     }
 }
 
-/// The ERROR for a generator failure; `kind` names the IDs ("Snowflake ID", "message ID").
-pub fn to_id_error(e: GenError, g: &Generator, kind: &str) -> IdError {
+/// The ERROR for a generator failure of a stream, its refusal counted.
+pub fn to_id_error(e: GenError, g: &Generator, stream: Kind) -> IdError {
+    let reason = match e {
+        GenError::ClockBehind { .. } => Some(Reason::ClockBehind),
+        GenError::SequenceExhausted { .. } => Some(Reason::SequenceExhausted),
+        GenError::BeforeEpoch { .. } => Some(Reason::BeforeEpoch),
+        GenError::LayoutExhausted => Some(Reason::LayoutExhausted),
+        GenError::Reserve(_) => Some(Reason::MarkNotWritten),
+        GenError::Capped { .. } => Some(Reason::LeaseCeiling),
+        // A cancel of the caller's query: no refusal.
+        GenError::Interrupted(_) => None,
+    };
+    if let Some(reason) = reason {
+        refusals::count(stream, reason);
+    }
+    let kind = stream.ids();
     match e {
         GenError::ClockBehind {
             behind_ms,
@@ -78,7 +101,8 @@ pub fn to_id_error(e: GenError, g: &Generator, kind: &str) -> IdError {
 }
 
 /// The WARNING for a step back of the system clock that the generator rode out.
-pub fn warn_step(step: BackwardStep, kind: &str) {
+pub fn warn_step(step: BackwardStep, stream: Kind) {
+    let kind = stream.ids();
     IdError::new(
         PgSqlErrorCode::ERRCODE_WARNING,
         format!(

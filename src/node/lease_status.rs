@@ -109,6 +109,11 @@ pub fn lease_fault_error(fault: LeaseFault, status: &LeaseStatus) -> IdError {
     let why = keeper_error(status)
         .map(|e| format!("The lease keeper reports: {e}"))
         .unwrap_or_else(|| "The lease keeper has not reported an error.".into());
+    let reason = match fault {
+        LeaseFault::NotLeased => super::refusals::Reason::LeaseMissing,
+        LeaseFault::Lapsed { .. } => super::refusals::Reason::LeaseLapsed,
+    };
+    super::refusals::count(super::refusals::Kind::Snowflake, reason);
     match fault {
         LeaseFault::NotLeased => not_ready("this node has no worker id yet: it leases one from its coordinator (idgen.worker_id_source = lease)")
             .detail(why)

@@ -2,8 +2,9 @@
 //! (`shared`), the generators of its three streams (`generator`, `streams`), the durable mark's
 //! life cycle (`mark`) and its WAL record (`wal`), the reservation (`reservation`) and the worker
 //! that renews it (`renewal_worker`), the clock (`clock`), the checks every ID passes (`checks`,
-//! `origin_check`, `worker_unset`), the read horizon, the lease's state and the origins. The SQL
-//! surfaces (`snowflake.rs`, `msgid.rs`, `uuidv7.rs`, ...) are thin layers on it.
+//! `origin_check`, `worker_unset`) and the count of refusals (`refusals`), the read horizon, the
+//! lease's state and the origins. The SQL surfaces (`snowflake.rs`, `msgid.rs`, `uuidv7.rs`, ...)
+//! are thin layers on it.
 
 pub mod backend_generator;
 pub mod checks;
@@ -14,6 +15,7 @@ pub mod lease_status;
 pub mod mark;
 pub mod origin_check;
 pub mod origins;
+pub mod refusals;
 pub mod renewal_worker;
 pub mod reservation;
 pub mod shared;
@@ -24,7 +26,7 @@ pub mod worker_unset;
 /// Sets up the node while preloading: its generator from the settings (refusing to start the
 /// server on a layout or worker id that could not make good IDs), its WAL resource manager, its
 /// shared block (first of all regions; restored from the mark at its first attach, the clean stop
-/// recorded at the postmaster's exit), the reserver and the read horizon.
+/// recorded at the postmaster's exit), the reserver, the read horizon and the refusal counters.
 pub fn init() {
     generator::init();
     wal::register();
@@ -41,6 +43,7 @@ pub fn init() {
     });
     renewal_worker::register();
     horizon::init();
+    refusals::register();
 }
 
 /// Attaches the node's block; its first attach in a shared-memory lifetime (the server's start,

@@ -12,6 +12,7 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use super::origins::system_identifier;
+use super::refusals::{self, Kind, Reason};
 use super::shared;
 use crate::pg::errors::{not_ready, IdError};
 use crate::pg::spi_read::{one_i64, Arg};
@@ -29,14 +30,16 @@ pub fn checked() -> bool {
 }
 
 /// Refuses to make time-based IDs in a database that holds IDs of another database system whose
-/// mark this node has not been moved past. `kind` names the IDs for the message.
-pub fn check(kind: &str) {
+/// mark this node has not been moved past; the refusal is counted for `stream`.
+pub fn check(stream: Kind) {
+    let kind = stream.ids();
     if CHECKED.load(Relaxed) {
         return;
     }
     let me = system_identifier();
     let node = &shared::shared().origins;
     if node.upgraded_without_mark() {
+        refusals::count(stream, Reason::UpgradedWithoutMark);
         not_ready(format!(
             "{kind}s are refused on this node: pg_upgrade filled its data directory, and the old system's durable mark did not come along"
         ))
@@ -71,14 +74,17 @@ pub fn check(kind: &str) {
     });
     match other {
         None => CHECKED.store(true, Relaxed),
-        Some(old) => not_ready(format!(
+        Some(old) => {
+            refusals::count(stream, Reason::OtherSystem);
+            not_ready(format!(
             "{kind}s are refused in this database: its IDs were made on another database system (system identifier {old}), whose durable mark did not come along"
         ))
         .detail(format!(
             "This system is {me}. pg_upgrade, a restore onto another server and a copy of the files carry a database's tables, not the mark in the data directory that keeps new IDs above the old ones."
         ))
         .hint("Move this node's clocks past the newest ID the old system made: SELECT idgen.snowflake_start_after(<its time>) in this database. Once the old system has stopped, its IDs are at most its idgen.max_drift ahead of now: set this node's idgen.max_drift to at least the old system's, reload, and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval). The README's upgrade section explains.")
-        .raise(),
+        .raise()
+        }
     }
 }
 

@@ -52,12 +52,18 @@ pub fn check() {
     });
     match evidence {
         None => CHECKED.store(true, Relaxed),
-        Some(why) => not_ready(format!(
+        Some(why) => {
+            super::refusals::count(
+                super::refusals::Kind::Snowflake,
+                super::refusals::Reason::WorkerIdUnset,
+            );
+            not_ready(format!(
             "Snowflake IDs are refused: idgen.worker_id is not set, and {why}"
         ))
         .detail("Without idgen.worker_id the node makes IDs as worker 0, as does every other node set up without it: their IDs would repeat each other's.")
         .hint("Give each node its own worker id: idgen.worker_id = N in postgresql.conf (0 too, set explicitly, if this node is worker 0) and restart; or idgen.worker_id_source = lease or citus.")
-        .raise(),
+        .raise()
+        }
     }
 }
 

@@ -24,6 +24,12 @@ pub fn known_primary() -> bool {
     PRIMARY.load(Relaxed)
 }
 
+/// Whether the server is in recovery (a standby, or still starting up); asks the server.
+pub fn in_recovery() -> bool {
+    // SAFETY: RecoveryInProgress only reads the server's shared recovery state.
+    unsafe { pgrx::pg_sys::RecoveryInProgress() }
+}
+
 /// Recovery never starts again under a running backend: once it is seen to be over, this process
 /// need not ask again (a call into the server costs more than the rest of an ID).
 static PRIMARY: AtomicBool = AtomicBool::new(false);

@@ -158,6 +158,20 @@ mod idgen_internal {
         }
     }
 
+    /// The allocator workers of the whole cluster (`idgen.segment_allocators`).
+    #[pg_extern(volatile, parallel_safe)]
+    fn segment_allocator_usage() -> TableIterator<
+        'static,
+        (
+            name!(allocators, i64),
+            name!(allocator_slots, i64),
+            name!(slot_waits, i64),
+            name!(start_failures, i64),
+        ),
+    > {
+        TableIterator::once(crate::segment::backend::allocator_usage())
+    }
+
     /// What this database's business types hold in the shared cache.
     #[pg_extern(volatile, parallel_safe)]
     fn segment_cache() -> TableIterator<
@@ -207,7 +221,11 @@ mod idgen_internal {
 extension_sql_file!(
     "../../sql/install/segments.sql",
     name = "segments_table",
-    requires = [idgen_internal::segment_cache, idgen_internal::segment_moved],
+    requires = [
+        idgen_internal::segment_cache,
+        idgen_internal::segment_moved,
+        idgen_internal::segment_allocator_usage
+    ],
 );
 
 #[cfg(any(test, feature = "pg_test"))]

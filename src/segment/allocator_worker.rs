@@ -79,6 +79,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
     match next {
         Next::Done => Ok(()),
         Next::Full => {
+            cache::count_allocator_wait(true);
             make_room(db);
             Err(IdError::new(
                 PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
@@ -105,6 +106,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                 .load_dynamic();
             if started.is_err() {
                 table.with(|t| t[i].state = AllocatorState::None);
+                cache::count_allocator_wait(false);
                 make_room(db);
                 return Err(IdError::new(
                     PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,

@@ -254,3 +254,7 @@ pub fn cache_rows() -> Vec<(String, SegmentState)> {
 pub fn cache_usage() -> (i64, i64, i64) {
     cache::usage()
 }
+
+pub fn allocator_usage() -> (i64, i64, i64, i64) {
+    cache::allocator_usage()
+}

@@ -194,6 +194,10 @@ struct Header {
     request_count: u32,
     hand: AtomicU32,
     evictions: AtomicU64,
+    /// Times a backend found no allocator slot free (every one held by another database), and
+    /// times PostgreSQL had no background-worker slot to start an allocator in.
+    slot_waits: AtomicU64,
+    start_failures: AtomicU64,
     allocators: Locked<[AllocatorData; MAX_ALLOCATORS]>,
 }
 
@@ -304,6 +308,34 @@ pub fn usage() -> (i64, i64, i64) {
         used as i64,
         slots().len() as i64,
         header().evictions.load(Relaxed) as i64,
+    )
+}
+
+/// A backend found every allocator slot in use (`full`), or no background-worker slot to start
+/// one in.
+pub fn count_allocator_wait(full: bool) {
+    let h = header();
+    if full {
+        h.slot_waits.fetch_add(1, Relaxed);
+    } else {
+        h.start_failures.fetch_add(1, Relaxed);
+    }
+}
+
+/// `(allocators running or starting, allocator slots, waits for a slot, failed starts)` over the
+/// whole cluster.
+pub fn allocator_usage() -> (i64, i64, i64, i64) {
+    let h = header();
+    let running = allocators().with(|t| {
+        t.iter()
+            .filter(|a| matches!(a.state, AllocatorState::Starting | AllocatorState::Running))
+            .count()
+    });
+    (
+        running as i64,
+        MAX_ALLOCATORS as i64,
+        h.slot_waits.load(Relaxed) as i64,
+        h.start_failures.load(Relaxed) as i64,
     )
 }
 

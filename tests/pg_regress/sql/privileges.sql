@@ -127,6 +127,22 @@ RESET ROLE;
 DROP TABLE priv_own, public.workers;
 DROP SCHEMA app CASCADE;
 
+-- Monitoring roles (pg_monitor) read every status view, and of idgen.worker_leases every column
+-- but the lease numbers, a holder's proof; they change nothing.
+CREATE ROLE idgen_test_monitor IN ROLE pg_monitor;
+SET ROLE idgen_test_monitor;
+SELECT count(*) >= 0 AS reads FROM idgen.status, idgen.streams, idgen.refusals, idgen.worker_status,
+    idgen.segment_status, idgen.segment_allocators, idgen.read_horizon_holders;
+SELECT count(*) AS refusal_rows, sum(refusals) AS refusals FROM idgen.refusals;
+SELECT count(*) AS leases FROM (SELECT worker_id, code, state, host, pid, ttl, acquired_at,
+    heartbeat_at, expires_at, released_at, last_ts, next_start_after FROM idgen.worker_leases) l;
+SELECT worker_id, code, state FROM idgen.worker_leases ORDER BY worker_id;
+SELECT lease FROM idgen.worker_leases;
+SELECT idgen.segment_create('x');
+SELECT count(*) FROM idgen.segments;
+RESET ROLE;
+DROP ROLE idgen_test_monitor;
+
 DROP FUNCTION pg_temp.try(text);
 DROP EXTENSION pg_idgen;
 DROP ROLE idgen_test_plain, idgen_test_app, idgen_test_admin;

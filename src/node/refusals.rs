@@ -1,0 +1,171 @@
+//! How often the node refused to make an ID, per stream and reason, since the server started: the
+//! counters behind `idgen.refusals`, which monitoring turns into a metric whose reason label comes
+//! from the fixed set `Reason::ALL`. Each is counted just before its ERROR is raised. The counters
+//! are a shared-memory block of their own, zero at every start (as a Prometheus counter may be).
+
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The node's three clock streams, as their ERRORs name their IDs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Snowflake = 0,
+    Msgid = 1,
+    Uuidv7 = 2,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Snowflake, Kind::Msgid, Kind::Uuidv7];
+
+    /// The IDs in a message: "Snowflake ID", "message ID", "UUIDv7".
+    pub fn ids(self) -> &'static str {
+        match self {
+            Kind::Snowflake => "Snowflake ID",
+            Kind::Msgid => "message ID",
+            Kind::Uuidv7 => "UUIDv7",
+        }
+    }
+
+    /// The stream as `idgen.streams` names it.
+    pub fn stream(self) -> &'static str {
+        match self {
+            Kind::Snowflake => "snowflake",
+            Kind::Msgid => "msgid",
+            Kind::Uuidv7 => "uuidv7",
+        }
+    }
+}
+
+/// Why an ID was refused. The names are labels of a metric: never renamed, only added to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    /// The server is a standby.
+    Standby = 0,
+    /// The durable mark could not be read (or a replayed one written).
+    MarkUnreadable,
+    /// `idgen.layout` changed to one that could repeat earlier IDs.
+    LayoutRefused,
+    /// pg_upgrade filled the data directory without the old system's mark.
+    UpgradedWithoutMark,
+    /// The database holds IDs of another database system.
+    OtherSystem,
+    /// `idgen.worker_id` is unset and the node is evidently one of several.
+    WorkerIdUnset,
+    /// The clock is behind the last ID further than the clock policy lets it wait.
+    ClockBehind,
+    /// Every ID of the tick was used and the next tick did not come in time.
+    SequenceExhausted,
+    /// The clock is before the layout's epoch.
+    BeforeEpoch,
+    /// The layout has run out of time bits.
+    LayoutExhausted,
+    /// The mark could not be written.
+    MarkNotWritten,
+    /// Lease mode, and no lease yet.
+    LeaseMissing,
+    /// The lease lapsed: the coordinator did not renew it in time.
+    LeaseLapsed,
+    /// The next ID would be later than the lease covers.
+    LeaseCeiling,
+}
+
+const REASONS: usize = 14;
+
+impl Reason {
+    pub const ALL: [Reason; REASONS] = [
+        Reason::Standby,
+        Reason::MarkUnreadable,
+        Reason::LayoutRefused,
+        Reason::UpgradedWithoutMark,
+        Reason::OtherSystem,
+        Reason::WorkerIdUnset,
+        Reason::ClockBehind,
+        Reason::SequenceExhausted,
+        Reason::BeforeEpoch,
+        Reason::LayoutExhausted,
+        Reason::MarkNotWritten,
+        Reason::LeaseMissing,
+        Reason::LeaseLapsed,
+        Reason::LeaseCeiling,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Standby => "standby",
+            Reason::MarkUnreadable => "mark_unreadable",
+            Reason::LayoutRefused => "layout_refused",
+            Reason::UpgradedWithoutMark => "upgraded_without_mark",
+            Reason::OtherSystem => "other_system",
+            Reason::WorkerIdUnset => "worker_id_unset",
+            Reason::ClockBehind => "clock_behind",
+            Reason::SequenceExhausted => "sequence_exhausted",
+            Reason::BeforeEpoch => "before_epoch",
+            Reason::LayoutExhausted => "layout_exhausted",
+            Reason::MarkNotWritten => "mark_not_written",
+            Reason::LeaseMissing => "lease_missing",
+            Reason::LeaseLapsed => "lease_lapsed",
+            Reason::LeaseCeiling => "lease_ceiling",
+        }
+    }
+}
+
+/// The counters.
+#[repr(C)]
+struct Refusals([[AtomicU64; REASONS]; 3]);
+
+static mut BLOCK: *const Refusals = std::ptr::null();
+
+/// Adds the counters' block to shared memory; from `_PG_init` while preloading.
+pub fn register() {
+    crate::pg::shmem::add_region(crate::pg::shmem::Region {
+        name: c"pg_idgen refusals",
+        size: std::mem::size_of::<Refusals>,
+        lwlocks: 0,
+        attach,
+    });
+}
+
+/// # Safety
+/// As `Region::attach` requires: `base` holds `size_of::<Refusals>()` bytes.
+unsafe fn attach(base: *mut u8, _locks: *mut pgrx::pg_sys::LWLockPadded, found: bool) {
+    // SAFETY: per the contract; zeroed atomics are valid counters.
+    unsafe {
+        if !found {
+            std::ptr::write_bytes(base, 0, std::mem::size_of::<Refusals>());
+        }
+        BLOCK = base as *const Refusals;
+    }
+}
+
+fn block() -> Option<&'static Refusals> {
+    // SAFETY: set once in the postmaster's startup hook, before any backend is forked, and
+    // pointing at atomics only.
+    unsafe { BLOCK.as_ref() }
+}
+
+/// Counts a refusal (once the block is attached: always, past start-up).
+pub fn count(kind: Kind, reason: Reason) {
+    if let Some(b) = block() {
+        b.0[kind as usize][reason as usize].fetch_add(1, Relaxed);
+    }
+}
+
+/// The refusals of a stream for a reason since the server started.
+pub fn get(kind: Kind, reason: Reason) -> u64 {
+    block().map_or(0, |b| b.0[kind as usize][reason as usize].load(Relaxed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reason_is_listed_once_in_order() {
+        for (i, r) in Reason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i, "{r:?}");
+        }
+        let mut names: Vec<_> = Reason::ALL.iter().map(|r| r.name()).collect();
+        names.dedup();
+        assert_eq!(names.len(), REASONS);
+    }
+}

@@ -1,0 +1,215 @@
+#!/usr/bin/env bash
+# Monitoring with the real programs from Debian (monitoring/, docs/monitoring.md):
+#   - a member of pg_monitor reads every status view, and not the lease numbers;
+#   - prometheus-postgres-exporter with monitoring/postgres_exporter.yaml and
+#     prometheus-sql-exporter with monitoring/sql_exporter.yml, both as that role: N IDs made ->
+#     the counter up by exactly N; a segment type drained -> its IDs left fall by what was taken;
+#     a lease released on a coordinator -> the counts per state change; refusals counted by reason;
+#   - promtool check rules and test rules (monitoring/alerts_test.yml);
+#   - Prometheus itself on both exporters with monitoring/alerts.yml: libfaketime moves a node's
+#     clock back past idgen.max_drift -> IdgenGenerationRefused (clock_behind) and
+#     IdgenDriftNearMaxDrift fire, and clear once the clock is back; a coordinator stopped ->
+#     IdgenLeaseNearExpiry, then IdgenLeaseLost fire, and clear once it is back.
+# (Controls, run by hand: with the threshold of IdgenDriftNearMaxDrift at 0.9 instead of 0.8,
+# promtool test rules fails; with the GRANTs to pg_monitor taken out of the install script, the
+# first checks fail with "permission denied for view segment_status".)
+source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+NODE=26493 COORD=26494 LNODE=26495 PGX1=26496 PGX2=26497 SQLX=26498 PROM=26499 PGX3=26489
+OUT="$WORK/monitoring"
+CLOCK="$OUT/clock.faketime"
+rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$WORK" "$OUT"
+if ! apt_install_missing prometheus prometheus-postgres-exporter prometheus-sql-exporter curl >"$OUT/apt.log" 2>&1; then
+  skip_test "apt-get could not install prometheus, prometheus-postgres-exporter and prometheus-sql-exporter ($(tail -1 "$OUT/apt.log"))"
+fi
+pids=()
+alive() { local p; for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+cleanup() {
+  local p i
+  # Gone before a next run binds the same ports: TERM, up to 10 s, then KILL.
+  # (set -e is on: a process already gone must not end the cleanup.)
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for i in $(seq 1 20); do alive || break; sleep 0.5; done
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  cluster_stop mon_node immediate
+  cluster_stop mon_coord immediate
+  cluster_stop mon_lnode immediate
+}
+trap cleanup EXIT
+echo "+0" >"$CLOCK" && chmod 666 "$CLOCK"
+for port in $PGX1 $PGX2 $PGX3 $SQLX $PROM; do
+  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+    echo "  FAIL: port $port is in use (a program of an earlier run?)"
+    exit 1
+  fi
+done
+
+cluster_init mon_node $NODE "idgen.worker_id = 1" "idgen.max_drift = '5s'" "idgen.max_wait = '100ms'"
+cluster_start_faketime mon_node "$CLOCK"
+cluster_init mon_coord $COORD "idgen.worker_id = 2" "idgen.worker_lease_grace = '1s'"
+cluster_start mon_coord
+cluster_init mon_lnode $LNODE "idgen.worker_id_source = lease" "idgen.worker_lease_ttl = '12s'" \
+  "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$COORD dbname=postgres user=postgres'"
+cluster_start mon_lnode
+for p in $NODE $COORD $LNODE; do
+  q $p "CREATE EXTENSION pg_idgen; CREATE ROLE idgen_monitor LOGIN IN ROLE pg_monitor" >/dev/null
+done
+quietly() { "$@" >/dev/null; }
+mon() { psql -h 127.0.0.1 -p "$1" -U idgen_monitor -d postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "$2"; }
+
+phase "a member of pg_monitor reads every status view, without the lease numbers"
+q $NODE "SELECT idgen.segment_create('order', step => 1000)" >/dev/null
+views="idgen.layouts idgen.status idgen.streams idgen.refusals idgen.worker_status idgen.segment_status
+  idgen.segment_allocators idgen.read_horizon_holders idgen.public_keys"
+for v in $views; do
+  check "pg_monitor reads $v" quietly mon $NODE "SELECT count(*) FROM $v"
+done
+check "pg_monitor reads idgen.worker_leases without its lease numbers" quietly mon $COORD \
+  "SELECT count(*) FROM (SELECT worker_id, code, state, host, pid, ttl, acquired_at, heartbeat_at, expires_at, released_at, last_ts, next_start_after FROM idgen.worker_leases) l"
+out=$(mon $COORD "SELECT lease FROM idgen.worker_leases" 2>&1 || true)
+check "... and not the lease numbers (a holder's proof)" grep -q "permission denied" <<<"$out"
+out=$(mon $NODE "SELECT lease FROM idgen.worker_status" 2>&1)
+check "idgen.worker_status shows pg_monitor no lease number" eq "$(tr -d '\n' <<<"$out")" ""
+check "idgen.refusals lists every stream and reason, zero at the start" eq \
+  "$(mon $NODE "SELECT count(*), sum(refusals) FROM idgen.refusals")" "42|0"
+
+phase "the exporters, as idgen_monitor"
+start_pgx() { # start_pgx PGPORT LISTENPORT
+  DATA_SOURCE_NAME="postgresql://idgen_monitor@127.0.0.1:$1/postgres?sslmode=disable" \
+    prometheus-postgres-exporter --extend.query-path="$REPO/monitoring/postgres_exporter.yaml" \
+    --disable-default-metrics --disable-settings-metrics --web.listen-address="127.0.0.1:$2" \
+    >"$OUT/pgx.$2.log" 2>&1 &
+  pids+=($!)
+}
+start_pgx $NODE $PGX1
+start_pgx $LNODE $PGX2
+sed -e "s|postgres://idgen_monitor@127.0.0.1:5432/postgres|postgres://idgen_monitor@127.0.0.1:$NODE/postgres|" \
+  -e "s|interval: 15s|interval: 1s|" "$REPO/monitoring/sql_exporter.yml" >"$OUT/sql_exporter.yml"
+prometheus-sql-exporter -config.file "$OUT/sql_exporter.yml" -web.listen-address "127.0.0.1:$SQLX" \
+  >"$OUT/sqlx.log" 2>&1 &
+pids+=($!)
+# metric PORT 'NAME{LABELS}' (labels as the exposition writes them, in part): the value, or nothing.
+metric() {
+  curl -s "http://127.0.0.1:$1/metrics" | grep -F "$2" | grep -v '^#' | head -1 | awk '{print $NF}'
+}
+num() { python3 -c "import sys; print(int(float(sys.argv[1])))" "$1"; }
+wait_metric() { # wait_metric PORT PATTERN: up to 20 s for the metric to appear
+  local i
+  for i in $(seq 1 40); do [ -n "$(metric "$1" "$2")" ] && return 0; sleep 0.5; done
+  return 1
+}
+check "postgres_exporter serves pg_idgen's metrics" wait_metric $PGX1 'pg_idgen_stream_ids_issued{'
+check "sql_exporter serves them too" wait_metric $SQLX 'sql_idgen_stream{col="ids_issued"'
+show_errors "$OUT/pgx.$PGX1.log"
+sfm() { curl -s "http://127.0.0.1:$PGX1/metrics" | grep '^pg_idgen_stream_ids_issued{' | grep 'stream="snowflake"' | awk '{print $NF}'; }
+before=$(num "$(sfm)")
+q $NODE "SELECT count(snowflake_next()) FROM generate_series(1, 1000)" >/dev/null
+after=$(num "$(sfm)")
+check "1000 Snowflake IDs made: the counter is up by exactly 1000 ($before -> $after)" eq "$((after - before))" 1000
+sqlm() { curl -s "http://127.0.0.1:$SQLX/metrics" | grep '^sql_idgen_stream{' | grep 'col="ids_issued"' | grep 'stream="snowflake"' | awk '{print $NF}'; }
+sleep 2
+check "sql_exporter agrees ($(sqlm))" eq "$(num "$(sqlm)")" "$after"
+
+left() { curl -s "http://127.0.0.1:$PGX1/metrics" | grep '^pg_idgen_segment_ids_left{' | grep 'biz_type="order"' | awk '{print $NF}'; }
+q $NODE "SELECT segment_next('order')" >/dev/null
+l1=$(num "$(left)")
+q $NODE "SELECT count(segment_next('order')) FROM generate_series(1, 10)" >/dev/null
+l2=$(num "$(left)")
+check "10 segment IDs taken: IDs left fall by 10 ($l1 -> $l2)" eq "$((l1 - l2))" 10
+
+start_pgx $COORD $PGX3
+pids_coord=$!
+held() { curl -s "http://127.0.0.1:$PGX3/metrics" | grep '^pg_idgen_coordinator_leases{' | grep "state=\"$1\"" | awk '{print $NF}'; }
+wait_metric $PGX3 'pg_idgen_coordinator_leases{' || true
+r0=$(num "$(held released)")
+lease=$(q $COORD "SELECT worker_id || ',' || lease FROM idgen.worker_acquire('app-1', '1 min')")
+h1=$(num "$(held held)")
+q $COORD "SELECT idgen.worker_release(${lease%,*}, 'app-1', now(), ${lease#*,})" >/dev/null
+r1=$(num "$(held released)")
+check "a lease released on the coordinator: released leases up by one ($r0 -> $r1; $h1 held before)" eq "$((r1 - r0))" 1
+kill "$pids_coord" 2>/dev/null || true
+
+# A refusal counted by reason: the node's clock 30 s back, past idgen.max_drift (5 s).
+ref() { curl -s "http://127.0.0.1:$PGX1/metrics" | grep '^pg_idgen_refusals_total{' | grep 'reason="clock_behind"' | grep 'stream="snowflake"' | awk '{print $NF}'; }
+check "no clock_behind refusal yet" eq "$(num "$(ref)")" 0
+
+phase "promtool"
+check "promtool check rules" quietly promtool check rules "$REPO/monitoring/alerts.yml" "$REPO/monitoring/sql_exporter_rules.yml"
+check "promtool test rules" quietly promtool test rules "$REPO/monitoring/alerts_test.yml"
+
+phase "Prometheus on the exporters, with the alerts"
+cat >"$OUT/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $REPO/monitoring/alerts.yml
+  - $REPO/monitoring/sql_exporter_rules.yml
+scrape_configs:
+  - job_name: pg_idgen
+    static_configs:
+      - targets: ['127.0.0.1:$PGX1']
+        labels: {node: clock}
+      - targets: ['127.0.0.1:$PGX2']
+        labels: {node: lease}
+  - job_name: pg_idgen_sql
+    static_configs:
+      - targets: ['127.0.0.1:$SQLX']
+EOF
+check "promtool check config" quietly promtool check config "$OUT/prometheus.yml"
+prometheus --config.file="$OUT/prometheus.yml" --storage.tsdb.path="$OUT/tsdb" \
+  --web.listen-address="127.0.0.1:$PROM" >"$OUT/prometheus.log" 2>&1 &
+pids+=($!)
+# alert NAME [LABEL=VALUE]: the state of the alert in Prometheus now (firing, pending or none).
+alert() {
+  curl -s "http://127.0.0.1:$PROM/api/v1/alerts" | python3 -c '
+import json, sys
+name, want = sys.argv[1], dict(a.split("=", 1) for a in sys.argv[2:])
+alerts = json.load(sys.stdin)["data"]["alerts"]
+states = [a["state"] for a in alerts if a["labels"].get("alertname") == name
+          and all(a["labels"].get(k) == v for k, v in want.items())]
+print("firing" if "firing" in states else (states[0] if states else "none"))' "$@"
+}
+until_alert() { # until_alert STATE SECONDS NAME [LABEL=VALUE]...
+  local state=$1 secs=$2 i
+  shift 2
+  for i in $(seq 1 "$((secs * 2))"); do [ "$(alert "$@")" = "$state" ] && return 0; sleep 0.5; done
+  echo "    $* is $(alert "$@") after $secs s" >&2
+  return 1
+}
+wait_ready_prom() { local i; for i in $(seq 1 60); do curl -sf "http://127.0.0.1:$PROM/-/ready" >/dev/null && return 0; sleep 0.5; done; return 1; }
+check "Prometheus is up" wait_ready_prom
+check "no alert fires on healthy nodes" until_alert none 10 IdgenGenerationRefused
+sleep 5
+check "... none at all (the lease node's lease is granted)" eq "$(curl -s "http://127.0.0.1:$PROM/api/v1/alerts" | python3 -c 'import json,sys; print(len([a for a in json.load(sys.stdin)["data"]["alerts"] if a["state"] == "firing"]))')" 0
+
+phase "fault: libfaketime moves the node's clock 30 s back, past idgen.max_drift (5 s)"
+q $NODE "SELECT snowflake_next()" >/dev/null
+echo "-30s" >"$CLOCK"
+sleep 1
+for i in 1 2 3; do q $NODE "SELECT snowflake_next()" >/dev/null 2>&1 && echo "    an ID was made with the clock 30 s back" >&2; done
+check "3 IDs refused: the clock_behind counter is 3" eq "$(num "$(ref)")" 3
+check "IdgenGenerationRefused fires for snowflake, clock_behind" until_alert firing 30 IdgenGenerationRefused stream=snowflake reason=clock_behind
+check "IdgenDriftNearMaxDrift fires for the snowflake stream" until_alert firing 30 IdgenDriftNearMaxDrift stream=snowflake
+curl -s "http://127.0.0.1:$PGX1/metrics" | grep -E '^pg_idgen_(refusals_total\{.*clock_behind.*snowflake|stream_drift_seconds\{.*snowflake|node_max_drift)' >"$OUT/scrape_excerpt.txt"
+curl -s "http://127.0.0.1:$PROM/api/v1/alerts" >"$OUT/alerts_firing.json"
+echo "+0" >"$CLOCK"
+sleep 1
+check "the clock back: IDs are made again" quietly q $NODE "SELECT snowflake_next()"
+check "IdgenDriftNearMaxDrift clears" until_alert none 30 IdgenDriftNearMaxDrift stream=snowflake
+check "IdgenGenerationRefused clears a minute after the last refusal" until_alert none 100 IdgenGenerationRefused stream=snowflake reason=clock_behind
+
+phase "fault: the lease node's coordinator stopped"
+check "the lease node leases" eq "$(q $LNODE "SELECT state FROM idgen.worker_status")" leased
+cluster_stop mon_coord fast
+check "IdgenLeaseNearExpiry fires" until_alert firing 30 IdgenLeaseNearExpiry node=lease
+check "IdgenLeaseLost fires once the lease has lapsed for 30 s" until_alert firing 60 IdgenLeaseLost node=lease
+out=$(q $LNODE "SELECT snowflake_next()" 2>&1 || true)
+check "Snowflake IDs are refused there" grep -q "lease of worker id .* has lapsed" <<<"$out"
+check "... and counted as lease_lapsed" eq \
+  "$(q $LNODE "SELECT refusals FROM idgen.refusals WHERE stream = 'snowflake' AND reason = 'lease_lapsed'")" 1
+cluster_start mon_coord
+check "the coordinator back: IdgenLeaseLost clears" until_alert none 60 IdgenLeaseLost node=lease
+check "... and IdgenLeaseNearExpiry" until_alert none 30 IdgenLeaseNearExpiry node=lease
+echo "  scrape excerpt (postgres_exporter, clock 30 s back):"
+sed 's/^/    /' "$OUT/scrape_excerpt.txt"
+finish
