@@ -105,7 +105,9 @@ pub fn restore_from_mark(shared: &Shared) {
 /// Writes `mark` durably, naming this system as its writer: a mark copied into another system's
 /// data directory (after pg_upgrade) tells that node whose IDs it starts above (node/origins.rs).
 pub(super) fn store_mark(mark: Mark, dir: &Path) -> Result<(), String> {
-    mark.by(system_identifier()).store(dir)
+    mark.by(system_identifier())
+        .store(dir)
+        .map_err(String::from)
 }
 
 /// Writes the exact last counters into the mark at the postmaster's exit, when no process is left

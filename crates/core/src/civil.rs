@@ -38,10 +38,24 @@ fn days_in_month(y: i64, m: u32) -> u32 {
     }
 }
 
+/// A text that is not a date or a time pg_idgen reads; its text says what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DateError(pub String);
+
+impl std::fmt::Display for DateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// Parses `YYYY-MM-DD`, optionally followed by `[T ]HH:MM[:SS[.fff]]` and a zone (`Z`, `+HH:MM`,
 /// `-HH`, ...); a time without a zone is UTC. A bare integer is milliseconds since 1970-01-01 UTC,
 /// as in the configuration files of Snowflake libraries (`twepoch = 1288834974657`).
-pub fn parse_utc_ms(text: &str) -> Result<i64, String> {
+pub fn parse_utc_ms(text: &str) -> Result<i64, DateError> {
+    parse_utc_text(text).map_err(DateError)
+}
+
+fn parse_utc_text(text: &str) -> Result<i64, String> {
     let s = text.trim();
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
         return s

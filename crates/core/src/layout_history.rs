@@ -17,8 +17,8 @@
 use std::path::Path;
 
 use super::civil::format_utc_ms;
+use super::files::{read_if_exists, write_durably, FileError};
 use super::layout::{Field, Layout};
-use super::mark::{read_if_exists, write_durably};
 
 pub const HISTORY_FILE: &str = "pg_idgen.layouts";
 const HEADER: &str = "pg_idgen layout history v1";
@@ -179,7 +179,12 @@ impl History {
         out
     }
 
-    pub fn parse(text: &str) -> Result<History, String> {
+    /// Reads the file's text; a text that is not what pg_idgen writes is `FileError::Malformed`.
+    pub fn parse(text: &str) -> Result<History, FileError> {
+        History::parse_lines(text).map_err(FileError::Malformed)
+    }
+
+    fn parse_lines(text: &str) -> Result<History, String> {
         let mut lines = text.lines();
         if lines.next() != Some(HEADER) {
             return Err(format!(
@@ -218,17 +223,17 @@ impl History {
 
     /// Reads the history in `dir`; `Ok(None)` when there is none. A file that exists but cannot
     /// be read is an error: going on without it could repeat IDs.
-    pub fn load(dir: &Path) -> Result<Option<History>, String> {
+    pub fn load(dir: &Path) -> Result<Option<History>, FileError> {
         read_if_exists(dir, HISTORY_FILE)?
             .map(|text| {
                 History::parse(&text)
-                    .map_err(|e| format!("{}: {e}", dir.join(HISTORY_FILE).display()))
+                    .map_err(|e| e.within(&dir.join(HISTORY_FILE).display().to_string()))
             })
             .transpose()
     }
 
     /// Writes the history durably, as the mark is written.
-    pub fn store(&self, dir: &Path) -> Result<(), String> {
+    pub fn store(&self, dir: &Path) -> Result<(), FileError> {
         write_durably(dir, HISTORY_FILE, &self.render())
     }
 }

@@ -8,6 +8,7 @@ pub mod civil;
 pub mod codec;
 pub mod ff1;
 pub mod field;
+pub mod files;
 pub mod generator;
 pub mod horizon;
 pub mod layout;

@@ -6,9 +6,9 @@
 //! second) and never once per ID: write to a temporary file, fsync, rename, fsync the directory,
 //! so a crash leaves either the old mark or the new one, never a torn one.
 
-use std::fs::{self, File};
-use std::io::Write;
 use std::path::Path;
+
+use crate::files::{read_if_exists, write_durably, FileError};
 
 pub const MARK_FILE: &str = "pg_idgen.mark";
 const HEADER: &str = "pg_idgen snowflake mark v1";
@@ -75,10 +75,12 @@ impl Mark {
         text
     }
 
-    pub fn parse(text: &str) -> Result<Mark, String> {
+    pub fn parse(text: &str) -> Result<Mark, FileError> {
         let mut lines = text.lines();
         if lines.next() != Some(HEADER) {
-            return Err(format!("not a pg_idgen mark file (expected \"{HEADER}\")"));
+            return Err(FileError::Malformed(format!(
+                "not a pg_idgen mark file (expected \"{HEADER}\")"
+            )));
         }
         let (mut until, mut snowflake, mut msgid, mut layout) = (None, None, None, None);
         let mut uuidv7 = None;
@@ -88,7 +90,7 @@ impl Mark {
                 continue;
             };
             let v = v.trim();
-            let bad = || format!("{key} \"{v}\" is not an integer");
+            let bad = || FileError::Malformed(format!("{key} \"{v}\" is not an integer"));
             match key {
                 "reserved_until_ms" => until = Some(v.parse::<i64>().map_err(|_| bad())?),
                 "stopped_snowflake_last" => snowflake = Some(v.parse::<u64>().map_err(|_| bad())?),
@@ -99,8 +101,9 @@ impl Mark {
                 _ => {}
             }
         }
-        let reserved_until_ms =
-            until.ok_or_else(|| "the mark file has no reserved_until_ms line".to_string())?;
+        let reserved_until_ms = until.ok_or_else(|| {
+            FileError::Malformed("the mark file has no reserved_until_ms line".into())
+        })?;
         let stopped = match (snowflake, msgid, layout) {
             (Some(snowflake_last), Some(msgid_last), Some(layout)) => Some(Stopped {
                 snowflake_last,
@@ -109,7 +112,7 @@ impl Mark {
                 layout,
             }),
             (None, None, None) if uuidv7.is_none() => None,
-            _ => return Err("the mark file has stopped_ lines but not all three of stopped_snowflake_last, stopped_msgid_last and stopped_layout".into()),
+            _ => return Err(FileError::Malformed("the mark file has stopped_ lines but not all three of stopped_snowflake_last, stopped_msgid_last and stopped_layout".into())),
         };
         Ok(Mark {
             reserved_until_ms,
@@ -120,50 +123,18 @@ impl Mark {
 
     /// Reads the mark in `dir`; `Ok(None)` when the node never handed out an ID there. A file
     /// that exists but cannot be read is an error: starting without it could repeat IDs.
-    pub fn load(dir: &Path) -> Result<Option<Mark>, String> {
+    pub fn load(dir: &Path) -> Result<Option<Mark>, FileError> {
         read_if_exists(dir, MARK_FILE)?
             .map(|text| {
-                Mark::parse(&text).map_err(|e| format!("{}: {e}", dir.join(MARK_FILE).display()))
+                Mark::parse(&text).map_err(|e| e.within(&dir.join(MARK_FILE).display().to_string()))
             })
             .transpose()
     }
 
     /// Writes the mark durably (see the module comment).
-    pub fn store(&self, dir: &Path) -> Result<(), String> {
+    pub fn store(&self, dir: &Path) -> Result<(), FileError> {
         write_durably(dir, MARK_FILE, &self.render())
     }
-}
-
-/// The text of `dir/name`, or None when there is no such file; any other failure is an error.
-pub fn read_if_exists(dir: &Path, name: &str) -> Result<Option<String>, String> {
-    let path = dir.join(name);
-    match fs::read_to_string(&path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("could not read {}: {e}", path.display())),
-    }
-}
-
-/// Replaces `dir/name` with `text` so that a crash leaves the old file or the new one, never a
-/// torn one: a temporary file, fsync, rename, fsync of the directory.
-pub fn write_durably(dir: &Path, name: &str, text: &str) -> Result<(), String> {
-    let path = dir.join(name);
-    let tmp = dir.join(format!("{name}.tmp"));
-    let io = |what: &str, e: std::io::Error| format!("could not {what} {}: {e}", tmp.display());
-    let mut f = File::create(&tmp).map_err(|e| io("create", e))?;
-    f.write_all(text.as_bytes()).map_err(|e| io("write", e))?;
-    f.sync_all().map_err(|e| io("fsync", e))?;
-    drop(f);
-    fs::rename(&tmp, &path).map_err(|e| {
-        format!(
-            "could not rename {} to {}: {e}",
-            tmp.display(),
-            path.display()
-        )
-    })?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| format!("could not fsync directory {}: {e}", dir.display()))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use super::mark::{read_if_exists, write_durably};
+use super::files::{read_if_exists, write_durably, FileError};
 
 pub const ORIGINS_FILE: &str = "pg_idgen.origins";
 const HEADER: &str = "pg_idgen origins v1";
@@ -86,7 +86,12 @@ impl Origins {
         text
     }
 
-    pub fn parse(text: &str) -> Result<Origins, String> {
+    /// Reads the file's text; a text that is not what pg_idgen writes is `FileError::Malformed`.
+    pub fn parse(text: &str) -> Result<Origins, FileError> {
+        Origins::parse_lines(text).map_err(FileError::Malformed)
+    }
+
+    fn parse_lines(text: &str) -> Result<Origins, String> {
         let mut lines = text.lines();
         if lines.next() != Some(HEADER) {
             return Err(format!(
@@ -123,17 +128,17 @@ impl Origins {
 
     /// The record in `dir`; empty when there is none. A file that cannot be read is an error:
     /// starting without it could repeat IDs.
-    pub fn load(dir: &Path) -> Result<Origins, String> {
+    pub fn load(dir: &Path) -> Result<Origins, FileError> {
         read_if_exists(dir, ORIGINS_FILE)?
             .map(|text| {
                 Origins::parse(&text)
-                    .map_err(|e| format!("{}: {e}", dir.join(ORIGINS_FILE).display()))
+                    .map_err(|e| e.within(&dir.join(ORIGINS_FILE).display().to_string()))
             })
             .transpose()
             .map(Option::unwrap_or_default)
     }
 
-    pub fn store(&self, dir: &Path) -> Result<(), String> {
+    pub fn store(&self, dir: &Path) -> Result<(), FileError> {
         write_durably(dir, ORIGINS_FILE, &self.render())
     }
 }

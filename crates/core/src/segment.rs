@@ -79,32 +79,62 @@ impl Range {
     }
 }
 
-/// Checks a type's settings as `segment_create` takes them; the message says what is wrong.
+/// What is wrong with a type's settings (`segment_create`, `segment_alter`); its text says it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingsError {
+    NegativeStart { start_id: i64 },
+    StepNotPositive { step: i64 },
+    DeltaNotPositive { delta: i64 },
+    RemainderOutOfRange { remainder: i64, delta: i64 },
+    StepBelowDelta { step: i64, delta: i64 },
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            SettingsError::NegativeStart { start_id } => {
+                write!(f, "start_id is {start_id}; it must be 0 or more")
+            }
+            SettingsError::StepNotPositive { step } => {
+                write!(f, "step is {step}; it must be greater than 0")
+            }
+            SettingsError::DeltaNotPositive { delta } => {
+                write!(f, "delta is {delta}; it must be greater than 0")
+            }
+            SettingsError::RemainderOutOfRange { remainder, delta } => write!(
+                f,
+                "remainder is {remainder}; it must be between 0 and delta - 1 ({})",
+                delta - 1
+            ),
+            SettingsError::StepBelowDelta { step, delta } => write!(
+                f,
+                "step is {step} and delta is {delta}; a step below delta can make a range with no ID in it"
+            ),
+        }
+    }
+}
+
+/// Checks a type's settings as `segment_create` takes them.
 pub fn check_type_settings(
     max_id: i64,
     step: i64,
     delta: i64,
     remainder: i64,
-) -> Result<(), String> {
+) -> Result<(), SettingsError> {
     if max_id < 0 {
-        return Err(format!("start_id is {max_id}; it must be 0 or more"));
+        return Err(SettingsError::NegativeStart { start_id: max_id });
     }
     if step <= 0 {
-        return Err(format!("step is {step}; it must be greater than 0"));
+        return Err(SettingsError::StepNotPositive { step });
     }
     if delta <= 0 {
-        return Err(format!("delta is {delta}; it must be greater than 0"));
+        return Err(SettingsError::DeltaNotPositive { delta });
     }
     if !(0..delta).contains(&remainder) {
-        return Err(format!(
-            "remainder is {remainder}; it must be between 0 and delta - 1 ({})",
-            delta - 1
-        ));
+        return Err(SettingsError::RemainderOutOfRange { remainder, delta });
     }
     if step < delta {
-        return Err(format!(
-            "step is {step} and delta is {delta}; a step below delta can make a range with no ID in it"
-        ));
+        return Err(SettingsError::StepBelowDelta { step, delta });
     }
     Ok(())
 }

@@ -111,7 +111,7 @@ impl Layout {
             custom = true;
             match key {
                 "unit" => s.unit_ms = parse_unit_ms(value)?,
-                "epoch" => s.epoch_ms = parse_utc_ms(value).map_err(invalid)?,
+                "epoch" => s.epoch_ms = parse_utc_ms(value).map_err(|e| invalid(e.0))?,
                 "time" | "timestamp" => s.bits[Field::Time.index()] = bits(value)?,
                 "datacenter" | "dc" => s.bits[Field::Datacenter.index()] = bits(value)?,
                 "worker" | "machine" | "shard" => s.bits[Field::Worker.index()] = bits(value)?,

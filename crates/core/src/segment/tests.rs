@@ -86,24 +86,27 @@ fn ranges_at_the_top_of_bigint() {
 
 #[test]
 fn bad_settings_are_refused_with_a_reason() {
-    assert!(check_type_settings(-1, 10, 1, 0)
-        .unwrap_err()
-        .contains("start_id"));
-    assert!(check_type_settings(0, 0, 1, 0)
-        .unwrap_err()
-        .contains("step"));
-    assert!(check_type_settings(0, 10, 0, 0)
-        .unwrap_err()
-        .contains("delta"));
-    assert!(check_type_settings(0, 10, 2, 2)
-        .unwrap_err()
-        .contains("remainder"));
-    assert!(check_type_settings(0, 10, 2, -1)
-        .unwrap_err()
-        .contains("remainder"));
-    assert!(check_type_settings(0, 2, 3, 0)
-        .unwrap_err()
-        .contains("below delta"));
+    let e = |m, s, d, r| check_type_settings(m, s, d, r).unwrap_err();
+    assert_eq!(
+        e(-1, 10, 1, 0),
+        SettingsError::NegativeStart { start_id: -1 }
+    );
+    assert!(e(-1, 10, 1, 0).to_string().contains("start_id"));
+    assert_eq!(e(0, 0, 1, 0), SettingsError::StepNotPositive { step: 0 });
+    assert_eq!(e(0, 10, 0, 0), SettingsError::DeltaNotPositive { delta: 0 });
+    assert_eq!(
+        e(0, 10, 2, 2),
+        SettingsError::RemainderOutOfRange {
+            remainder: 2,
+            delta: 2
+        }
+    );
+    assert!(e(0, 10, 2, -1).to_string().contains("remainder"));
+    assert_eq!(
+        e(0, 2, 3, 0),
+        SettingsError::StepBelowDelta { step: 2, delta: 3 }
+    );
+    assert!(e(0, 2, 3, 0).to_string().contains("below delta"));
     assert_eq!(plan_range(0, 0, 1, 0), Err(Fault::BadRow));
     assert!(check_type_settings(0, 3, 3, 2).is_ok());
 }
