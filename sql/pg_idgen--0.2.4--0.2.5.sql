@@ -987,3 +987,163 @@ REVOKE EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() FROM PUBLIC;
 GRANT SELECT ON idgen.segment_allocators TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() TO idgen_admin;
+
+-- The designs by their public names (RongCloud's message IDs, raindrop's worker table, Didi
+-- Tinyid and Meituan Leaf), not by the numbers of this project's notes: the comments that named
+-- them so, and idgen.worker_acquire, whose hint and a comment in its body did (CREATE OR REPLACE
+-- keeps its privileges and comment).
+COMMENT ON FUNCTION msgid_next(integer, text) IS
+  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
+COMMENT ON TABLE idgen.segments IS 'Segment mode (Didi Tinyid, Meituan Leaf): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
+COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
+CREATE OR REPLACE FUNCTION idgen.worker_acquire(
+    code text, ttl interval DEFAULT '60 seconds', min_id integer DEFAULT NULL, max_id integer DEFAULT NULL,
+    OUT worker_id integer, OUT lease bigint, OUT expires_at timestamptz, OUT start_after timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_variable
+DECLARE
+    lo integer;
+    hi integer;
+    grace interval := current_setting('idgen.worker_lease_grace')::interval;
+    r idgen.workers;
+    gap integer;
+    pass integer;
+    top integer;
+    starts integer[];
+    c integer;
+    tries integer;
+    skipped integer;
+    attempt integer;
+    n_held bigint;
+    n_grace bigint;
+    n_rows bigint;
+    soonest timestamptz;
+    -- Lease numbers grow by a random step of up to 2^40 (from the strong random source behind
+    -- gen_random_uuid()): they stay a fencing token, later holders have larger ones, and only
+    -- the holder knows its own, which is what heartbeat and release check.
+    step bigint := ('x' || left(replace(gen_random_uuid()::text, '-', ''), 10))::bit(40)::bigint + 1;
+BEGIN
+    hi := idgen_internal.worker_lease_precheck('worker_acquire');
+    IF code IS NULL OR length(code) NOT BETWEEN 1 AND 255 THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: code must be 1 to 255 characters'
+            USING ERRCODE = '22023', HINT = 'Use a name unique to the holder, e.g. ''10.0.0.7:8080#a4:5e:60:b2:1c:0f'' (ip:port#mac, as raindrop does).';
+    END IF;
+    IF ttl IS NULL OR ttl < interval '1 second' OR ttl > interval '7 days' THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: ttl is %, it must be between 1 second and 7 days', coalesce(ttl::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'Renew the lease with idgen.worker_heartbeat() several times per ttl.';
+    END IF;
+    lo := coalesce(min_id, 0);
+    hi := coalesce(max_id, hi);
+    IF lo < 0 OR hi < lo THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
+            USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
+    END IF;
+    IF current_setting('synchronous_commit') = 'off' THEN
+        -- A lease a crash could forget might be handed out twice.
+        PERFORM set_config('synchronous_commit', 'local', true);
+    END IF;
+
+    -- 1. The id this code held before, if it is free (raindrop's PriorityEqualCodeWorkId).
+    SELECT * INTO r FROM idgen.workers w
+     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi
+       AND idgen_internal.worker_free_at(w) <= clock_timestamp()
+     ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+    -- 2. and 3., tried again while the range has an id never leased that others were claiming
+    -- as we looked (a loser of a race must not be told "none is free" while one is).
+    <<attempts>>
+    FOR attempt IN 1..8 LOOP
+        EXIT attempts WHEN r.worker_id IS NOT NULL;
+        IF attempt > 1 THEN
+            PERFORM pg_sleep(0.001 * attempt);
+        END IF;
+        tries := 0;
+        skipped := 0;
+        -- 2. An id never leased. First the cheap places: lo, and above the highest leased id
+        -- (index lookups). Only when those are taken, the gaps between leased ids (a scan of the
+        -- range, which then holds at most hi - lo + 1 rows).
+        <<passes>>
+        FOR pass IN 1..2 LOOP
+            IF pass = 1 THEN
+                SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+                starts := ARRAY[lo] || CASE WHEN top < hi THEN ARRAY[top + 1] ELSE '{}'::integer[] END;
+            ELSE
+                starts := ARRAY(
+                    SELECT w.worker_id + 1 FROM idgen.workers w
+                     WHERE w.worker_id >= lo AND w.worker_id < hi
+                       AND NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = w.worker_id + 1)
+                     ORDER BY 1 LIMIT 16);
+            END IF;
+            FOREACH gap IN ARRAY starts LOOP
+                c := gap;
+                WHILE c <= hi AND tries < 64 AND skipped < 4096 LOOP
+                    -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
+                    -- LOCKED does for rows (cheap, and bounded by the number of acquirers at
+                    -- once). ON CONFLICT finds ids committed since we looked.
+                    IF NOT pg_try_advisory_xact_lock(1768161281, c) THEN
+                        skipped := skipped + 1;
+                    ELSE
+                        tries := tries + 1;
+                        INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
+                                                        acquired_at, heartbeat_at, expires_at)
+                        VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), step, ttl,
+                                clock_timestamp(), clock_timestamp(), clock_timestamp() + ttl)
+                        ON CONFLICT ON CONSTRAINT workers_pkey DO NOTHING
+                        RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
+                        IF FOUND THEN
+                            start_after := NULL;
+                            RETURN;
+                        END IF;
+                        -- c is taken; the ids right above it probably are too: go to the next start.
+                        EXIT WHEN pass = 1 AND gap = lo;
+                        IF pass = 1 THEN
+                            -- Others committed ids above the top we saw: look for the top again
+                            -- rather than walk behind them one id at a time.
+                            SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+                            c := greatest(c, top);
+                        END IF;
+                    END IF;
+                    c := c + 1;
+                END LOOP;
+                EXIT passes WHEN tries >= 64 OR skipped >= 4096;
+            END LOOP;
+        END LOOP;
+        -- 3. The id that has been free the longest.
+        SELECT * INTO r FROM idgen.workers w
+         WHERE w.worker_id BETWEEN lo AND hi
+           AND idgen_internal.worker_free_at(w) <= clock_timestamp()
+         ORDER BY idgen_internal.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        -- Nothing free: true when every id of the range has a row; otherwise another acquirer
+        -- holds the advisory lock of each id not yet leased, and may yet roll back.
+        EXIT attempts WHEN r.worker_id IS NULL
+            AND (SELECT count(*) FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi) > hi - lo;
+    END LOOP;
+    IF r.worker_id IS NULL THEN
+        SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
+               count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at <= clock_timestamp()),
+               min(idgen_internal.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
+               count(*)
+          INTO n_held, n_grace, soonest, n_rows
+          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+        RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
+                lo, hi, n_held, n_grace
+            USING ERRCODE = '53000',
+                  DETAIL = format('An expired lease can be taken again %s s after it expires (idgen.worker_lease_grace). The soonest is free at %s.',
+                                  extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet'))
+                           || CASE WHEN n_rows <= hi - lo THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', hi - lo + 1 - n_rows) ELSE '' END,
+                  HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
+    END IF;
+    IF r.lease > 9223372036854775807 - step THEN
+        RAISE EXCEPTION 'worker id % has been leased too many times: its lease numbers are used up', r.worker_id
+            USING ERRCODE = '22003', HINT = 'Lease another id (min_id/max_id), or retire this one.';
+    END IF;
+    start_after := idgen_internal.worker_start_after(r);
+    UPDATE idgen.workers w
+       SET code = code, host = coalesce(host(inet_client_addr()), 'local'), pid = pg_backend_pid(),
+           lease = w.lease + step, ttl = ttl, acquired_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
+           expires_at = clock_timestamp() + ttl, released_at = NULL, last_ts = start_after
+     WHERE w.worker_id = r.worker_id
+    RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
+END
+$$;
+-- idgen.layouts.name: what a layout that is no preset shows (it never showed its spec).
+COMMENT ON COLUMN idgen.layouts.name IS 'Preset name; for this node''s layout when it is no preset: custom, or the preset''s name followed by (customised) when the spec changes one (idgen.status.layout_spec shows the spec).';

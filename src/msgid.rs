@@ -1,9 +1,9 @@
-//! Seed 000's 80-bit message IDs in SQL: `msgid_next`, `msgid_decode`, `msgid_session_hash`,
+//! RongCloud's 80-bit message IDs in SQL: `msgid_next`, `msgid_decode`, `msgid_session_hash`,
 //! `msgid_from_timestamp`. The time and sequence come from a second shared generator, driven by
 //! the same clock, policies and durable mark as Snowflake IDs (node/).
 //!
-//! Message IDs are `text` in their 19-character form rather than a binary type: the form is the
-//! seed's public one, sorts in time order as text, and passes through every driver, JSON and log
+//! Message IDs are `text` in their 19-character form rather than a binary type: the form is
+//! RongCloud's public one, sorts in time order as text, and passes through every driver, JSON and log
 //! unchanged. The price is 20 bytes per value instead of 10 (see the README).
 
 // pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).

@@ -27,12 +27,12 @@ SELECT segment_next('invoice') AS invoice_no FROM generate_series(1, 3);
 SELECT * FROM idgen.segment_alloc('invoice');   -- a whole range for a client
 SELECT biz_type, max_id, current_step, ids_left, refills_ahead, refills_waited FROM idgen.segment_status;
 
--- 80-bit message IDs (seed 000): time-ordered text, taken apart again; and short text forms.
+-- 80-bit message IDs (RongCloud's format): time-ordered text, taken apart again; and short text forms.
 SELECT msgid_next(1, 'group:1001') AS msgid FROM generate_series(1, 3);
 SELECT * FROM msgid_decode(msgid_next(2, 'room:7'));
 SELECT id, id_to_text(id) AS base62, id_to_text(id, 'base32') AS base32 FROM orders ORDER BY id;
 
--- Worker-id leases for app servers that run their own Snowflake library (seed 001): the same
+-- Worker-id leases for app servers that run their own Snowflake library (raindrop's worker table): the same
 -- code gets its id back; heartbeat with the last ID's time; give it back on the way out.
 SELECT * FROM idgen.worker_acquire('10.0.0.7:8080#demo', ttl => '30 seconds');
 SELECT worker_id, code, state, lease, expires_at FROM idgen.worker_leases;

@@ -54,7 +54,7 @@ COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id IS 'The horizon it holds:
 COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id_time IS 'The time inside oldest_id: how far behind the horizon is held.';
 COMMENT ON COLUMN idgen.read_horizon_holders.since IS 'When the transaction started (for you, as pg_stat_activity shows it), or was prepared.';
 
--- Segment mode (seed 002, Tinyid/Leaf).
+-- Segment mode (Didi Tinyid, Meituan Leaf).
 COMMENT ON FUNCTION segment_next(text) IS
   'Next ID of a business type''s number range (Tinyid/Leaf segment mode): from a range cached in shared memory, committed to idgen.segments before any of its IDs is handed out; a ROLLBACK never returns it.';
 COMMENT ON FUNCTION segment_next_batch(text, integer) IS
@@ -88,9 +88,9 @@ COMMENT ON FUNCTION idgen_internal.segments_moved() IS
 COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
   'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
 
--- Message IDs (seed 000) and text forms.
+-- Message IDs (RongCloud's format) and text forms.
 COMMENT ON FUNCTION msgid_next(integer, text) IS
-  '80-bit message ID (seed 000) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
+  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
 COMMENT ON FUNCTION msgid_decode(text) IS
   'Takes a message ID apart: ts, sequence, session_type, session_hash. Accepts the 19-character form or the 16 symbols without dashes.';
 COMMENT ON FUNCTION msgid_session_hash(text) IS
@@ -120,7 +120,7 @@ COMMENT ON FUNCTION ulid_timestamp(text) IS
 COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
   'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
 
--- Worker-id leases (seed 001), on a coordinator database.
+-- Worker-id leases (raindrop's worker table), on a coordinator database.
 COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS
   'Lease a worker id in [min_id, max_id] (default: this layout''s worker range) for ttl. The same code gets its old id back first; a live lease is never handed out twice. Returns the id, the lease number (a fencing token that grows by a random step with each holder: pass it to heartbeat and release, it proves the holder), the expiry, and start_after: make IDs only later than it. Run it in autocommit mode.';
 COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
@@ -148,7 +148,7 @@ COMMENT ON SCHEMA idgen_internal IS
   'pg_idgen''s functions behind the idgen views and tables (set-returning functions, triggers, lease helpers): not for direct use.';
 
 -- Columns, for \d+ (each view's and table's columns say what they hold).
-COMMENT ON COLUMN idgen.layouts.name IS 'Preset name, or the spec of this node''s layout when it is no preset.';
+COMMENT ON COLUMN idgen.layouts.name IS 'Preset name; for this node''s layout when it is no preset: custom, or the preset''s name followed by (customised) when the spec changes one (idgen.status.layout_spec shows the spec).';
 COMMENT ON COLUMN idgen.layouts.is_node_layout IS 'True for the layout this node generates with (idgen.layout); that row comes first.';
 COMMENT ON COLUMN idgen.layouts.unit IS 'Length of one tick of the time field: ms, s, min, hour, day, or a number of ms (10ms).';
 COMMENT ON COLUMN idgen.layouts.epoch IS 'The instant the time field counts from.';

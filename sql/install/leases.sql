@@ -16,7 +16,7 @@ CREATE TABLE idgen.workers (
     last_ts      timestamptz
 );
 CREATE INDEX workers_code ON idgen.workers (code);
-COMMENT ON TABLE idgen.workers IS 'Worker-id leases (seed 001): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
+COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
 SELECT pg_catalog.pg_extension_config_dump('idgen.workers', '');
 
 -- When a lease may be handed out again. A released one at once. An expired one once its holder
@@ -73,7 +73,7 @@ BEGIN
     hi := idgen_internal.worker_lease_precheck('worker_acquire');
     IF code IS NULL OR length(code) NOT BETWEEN 1 AND 255 THEN
         RAISE EXCEPTION 'idgen.worker_acquire: code must be 1 to 255 characters'
-            USING ERRCODE = '22023', HINT = 'Use a name unique to the holder, e.g. ''10.0.0.7:8080#a4:5e:60:b2:1c:0f'' (ip:port#mac, seed 001).';
+            USING ERRCODE = '22023', HINT = 'Use a name unique to the holder, e.g. ''10.0.0.7:8080#a4:5e:60:b2:1c:0f'' (ip:port#mac, as raindrop does).';
     END IF;
     IF ttl IS NULL OR ttl < interval '1 second' OR ttl > interval '7 days' THEN
         RAISE EXCEPTION 'idgen.worker_acquire: ttl is %, it must be between 1 second and 7 days', coalesce(ttl::text, 'NULL')
@@ -90,7 +90,7 @@ BEGIN
         PERFORM set_config('synchronous_commit', 'local', true);
     END IF;
 
-    -- 1. The id this code held before, if it is free (seed 001, PriorityEqualCodeWorkId).
+    -- 1. The id this code held before, if it is free (raindrop's PriorityEqualCodeWorkId).
     SELECT * INTO r FROM idgen.workers w
      WHERE w.code = code AND w.worker_id BETWEEN lo AND hi
        AND idgen_internal.worker_free_at(w) <= clock_timestamp()

@@ -14,7 +14,7 @@ CREATE TABLE idgen.segments (
     updated_at  timestamptz NOT NULL DEFAULT now(),
     CHECK (step >= delta)
 );
-COMMENT ON TABLE idgen.segments IS 'Segment mode (Tinyid/Leaf, seed 002): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
+COMMENT ON TABLE idgen.segments IS 'Segment mode (Didi Tinyid, Meituan Leaf): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
 
 -- max_id only moves forward: moving it back would hand out IDs again.
 CREATE FUNCTION idgen_internal.segments_guard() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$

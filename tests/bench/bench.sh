@@ -105,7 +105,7 @@ if part segments; then
 fi
 
 if part text; then
-  # Message IDs (seed 000) and text forms (issue 6).
+  # Message IDs (RongCloud's format) and text forms (issue 6).
   uuid_text=$(ns "gen_random_uuid()::text")
   mid=$(ns "msgid_next(1, ''room-42'')")
   row "per row: gen_random_uuid()::text (baseline)" "${uuid_text} ns" ""

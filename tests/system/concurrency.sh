@@ -26,7 +26,7 @@ SELECT count(*) - count(DISTINCT id) FROM par;
 SQL
 )
 check "IDs made by parallel workers do not repeat" eq "$par" 0
-# Message IDs (seed 000) from many sessions at once: one shared sequence per node, so unique
+# Message IDs (RongCloud's format) from many sessions at once: one shared sequence per node, so unique
 # across sessions, and each session's IDs in increasing text order.
 q $PORT "CREATE UNLOGGED TABLE msgs (s int, g int, id text COLLATE \"C\")"
 for s in $(seq 1 "$SESSIONS"); do

@@ -245,7 +245,7 @@ check "12 databases, 2 allocator slots: every caller got its 3,000 IDs, none 530
 cluster_stop segslots immediate
 
 phase "Two clusters"
-# Two clusters, delta 2, remainders 0 and 1 (seed 002's odd/even databases).
+# Two clusters, delta 2, remainders 0 and 1 (Tinyid's odd/even databases).
 cluster_init sega $A
 cluster_init segb $B
 cluster_start sega

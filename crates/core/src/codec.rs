@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-/// Seed 000's 32 symbols: `2`-`9` and `A`-`Z` without `I` and `O`.
+/// RongCloud's 32 symbols: `2`-`9` and `A`-`Z` without `I` and `O`.
 pub const MSG_ALPHABET: &[u8; 32] = b"23456789ABCDEFGHJKLMNPQRSTUVWXYZ";
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 const BASE36: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";

@@ -30,7 +30,7 @@ pub enum ClockPolicy {
     /// Fail at once when the wall clock is behind the last ID's tick; sequence overflow still
     /// waits for the next tick.
     Error,
-    /// Seed 001: flip the layout's rollback bit and count again from the (earlier) wall clock;
+    /// raindrop's: flip the layout's rollback bit and count again from the (earlier) wall clock;
     /// a time already used under the other flag value makes it wait instead.
     RollbackFlag,
 }
@@ -436,7 +436,7 @@ impl Generator {
                     }
                 }
                 ClockPolicy::RollbackFlag => {
-                    // Seed 001: count again from the wall clock under the other flag value, if
+                    // raindrop: count again from the wall clock under the other flag value, if
                     // that flag never reached this time. flag_high[flag] is raised before the
                     // swap, so whoever sees the new flag also sees how far the old one went.
                     let other = flag ^ 1;

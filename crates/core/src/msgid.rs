@@ -1,4 +1,4 @@
-//! Seed 000's 80-bit message ID (RongCloud's IM system), high bits first:
+//! RongCloud's 80-bit message ID (its IM system's), high bits first:
 //!
 //! | bits | field |
 //! |---|---|
@@ -15,7 +15,7 @@
 //!
 //! The session hash is part of the format and never changes: Java's `String.hashCode()` over the
 //! UTF-16 code units of the session id (`h = 31 * h + unit`, wrapping at 32 bits), low 22 bits.
-//! It is what a Java IM service following the seed computes with `sessionId.hashCode()`.
+//! It is what a Java IM service following RongCloud's design computes with `sessionId.hashCode()`.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
--- Segment mode (seed 002, Tinyid/Leaf): golden tests of the SQL surface. IDs are contiguous per
+-- Segment mode (Didi Tinyid, Meituan Leaf): golden tests of the SQL surface. IDs are contiguous per
 -- type whatever the timing of background refills, so the output does not depend on the clock.
 CREATE EXTENSION pg_idgen;
 SELECT idgen.segment_create('order');

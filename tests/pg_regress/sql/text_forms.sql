@@ -1,4 +1,4 @@
--- Message IDs (seed 000) and the text forms of IDs: golden output that does not depend on the
+-- Message IDs (RongCloud's format) and the text forms of IDs: golden output that does not depend on the
 -- clock (fixed inputs), plus properties of generated message IDs.
 CREATE EXTENSION pg_idgen;
 
@@ -11,7 +11,7 @@ SELECT id_to_text(1212092628029698048) AS tweet_base62,
 SELECT id_from_text('000000000000o', 'crockford32') AS crockford_o_is_zero,
        id_from_text('7FFFFFFFFFFFFFFF', 'hex') AS hex_any_case;
 
--- Message IDs: the layout of seed 000, field by field, from fixed text.
+-- Message IDs: RongCloud's layout, field by field, from fixed text.
 SELECT * FROM msgid_decode('2222-2222-2222-2222');
 SELECT * FROM msgid_decode('ZZZZ-ZZZZ-ZZZZ-ZZZZ');
 SELECT ts AT TIME ZONE 'UTC' AS utc, sequence, session_type, session_hash

@@ -1,4 +1,4 @@
--- Worker-id leases (seed 001): golden tests of the coordinator's SQL surface. Times are shown
+-- Worker-id leases (raindrop's worker table): golden tests of the coordinator's SQL surface. Times are shown
 -- only as comparisons, so the output does not depend on the clock.
 CREATE EXTENSION pg_idgen;
 \set VERBOSITY default

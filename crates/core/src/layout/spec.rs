@@ -209,7 +209,7 @@ impl Layout {
         }
         if b(Field::Reserved) > 5 {
             return Err(format!(
-                "reserved={}: 0 to 5 reserved bits (seed 001)",
+                "reserved={}: 0 to 5 reserved bits (as raindrop allows)",
                 b(Field::Reserved)
             ));
         }

@@ -237,7 +237,7 @@ fn generation_check_says_what_would_fit() {
 
 #[test]
 fn years_match_seed_001_table() {
-    // Seed 001: 41 bits of ms last 69.7 years, 31 bits of s 68 years, 25 bits of min 63 years.
+    // raindrop's table: 41 bits of ms last 69.7 years, 31 bits of s 68 years, 25 bits of min 63 years.
     let y = |spec: &str| Layout::parse(spec).unwrap().years();
     assert!((y("unit=ms time=41 sequence=12") - 69.7).abs() < 0.1);
     assert!((y("unit=s time=31 sequence=12") - 68.0).abs() < 0.1);

@@ -109,6 +109,6 @@ fn the_clock_layout_is_42_bits_of_ms_from_1970_and_12_of_sequence() {
             + l.bits(Field::Reserved),
         0
     );
-    // Lasts until 2109, as the seed says.
+    // Lasts until 2109, as RongCloud says.
     assert!(l.years() > 139.0 && l.years() < 140.0);
 }
