@@ -5,7 +5,7 @@ use pgrx::{PgLogLevel, PgSqlErrorCode};
 use super::refusals::{self, Kind, Reason};
 use super::shared::Shared;
 use crate::pg::errors::{not_ready, IdError};
-use crate::pg::recovery::{known_primary, refuse_on_standby};
+use crate::pg::recovery::{in_recovery, known_primary, refuse_on_standby};
 use pg_idgen_core::civil::format_utc_ms;
 use pg_idgen_core::generator::{BackwardStep, GenError, Generator};
 
@@ -13,7 +13,7 @@ use pg_idgen_core::generator::{BackwardStep, GenError, Generator};
 /// the IDs about to be made, whose refusal is counted (None for a move of the clocks).
 #[inline]
 pub fn check_can_generate(shared: &Shared, kind: Option<Kind>) {
-    if let Some(kind) = kind.filter(|_| !known_primary() && crate::pg::recovery::in_recovery()) {
+    if let Some(kind) = kind.filter(|_| !known_primary() && in_recovery()) {
         refusals::count(kind, Reason::Standby);
     }
     refuse_on_standby(
@@ -118,7 +118,5 @@ pub fn warn_step(step: BackwardStep, stream: Kind) {
 /// anything (this backend passed them before): what the per-row fast paths check.
 #[inline(always)]
 pub fn can_generate_now(shared: &Shared) -> bool {
-    crate::pg::recovery::known_primary()
-        && shared.mark_error.is_empty()
-        && super::origin_check::checked()
+    known_primary() && shared.mark_error.is_empty() && super::origin_check::checked()
 }

@@ -169,7 +169,7 @@ mod idgen_internal {
             name!(start_failures, i64),
         ),
     > {
-        TableIterator::once(crate::segment::backend::allocator_usage())
+        TableIterator::once(crate::segment::cache::allocator_usage())
     }
 
     /// What this database's business types hold in the shared cache.

@@ -250,11 +250,3 @@ pub fn cache_rows() -> Vec<(String, SegmentState)> {
         .filter_map(|s| s.with(|d| (d.in_use && d.key.db == db).then(|| (d.key.name(), d.state))))
         .collect()
 }
-
-pub fn cache_usage() -> (i64, i64, i64) {
-    cache::usage()
-}
-
-pub fn allocator_usage() -> (i64, i64, i64, i64) {
-    cache::allocator_usage()
-}

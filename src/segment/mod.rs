@@ -29,5 +29,5 @@ pub fn init() {
 
 /// The cache's use for `idgen.status`: slots used, slots, evictions.
 pub fn cache_usage() -> (i64, i64, i64) {
-    backend::cache_usage()
+    cache::usage()
 }
