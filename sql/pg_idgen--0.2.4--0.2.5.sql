@@ -1014,6 +1014,12 @@ DECLARE
     tries integer;
     skipped integer;
     attempt integer;
+    -- The worker id this server makes its own Snowflake IDs with, when an operator set it: a
+    -- coordinator that also makes IDs never leases its own id to another holder.
+    own integer := CASE WHEN current_setting('idgen.worker_id_source') = 'setting'
+                         AND (SELECT s.source FROM pg_settings s WHERE s.name = 'idgen.worker_id') <> 'default'
+                        THEN current_setting('idgen.worker_id')::integer END;
+    span integer;
     n_held bigint;
     n_grace bigint;
     n_rows bigint;
@@ -1038,6 +1044,13 @@ BEGIN
         RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
             USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
     END IF;
+    span := hi - lo + 1 - CASE WHEN own BETWEEN lo AND hi THEN 1 ELSE 0 END;
+    IF span = 0 THEN
+        RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s own worker id', lo, hi, own
+            USING ERRCODE = '53000',
+                  DETAIL = 'This server makes Snowflake IDs with idgen.worker_id = ' || own || ', so it never leases that id to another holder.',
+                  HINT = 'Widen min_id/max_id, or give this server a worker id outside the range its holders lease in.';
+    END IF;
     IF current_setting('synchronous_commit') = 'off' THEN
         -- A lease a crash could forget might be handed out twice.
         PERFORM set_config('synchronous_commit', 'local', true);
@@ -1045,7 +1058,7 @@ BEGIN
 
     -- 1. The id this code held before, if it is free (raindrop's PriorityEqualCodeWorkId).
     SELECT * INTO r FROM idgen.workers w
-     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi
+     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own
        AND idgen_internal.worker_free_at(w) <= clock_timestamp()
      ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
     -- 2. and 3., tried again while the range has an id never leased that others were claiming
@@ -1076,6 +1089,10 @@ BEGIN
             FOREACH gap IN ARRAY starts LOOP
                 c := gap;
                 WHILE c <= hi AND tries < 64 AND skipped < 4096 LOOP
+                    IF c = own THEN
+                        c := c + 1;
+                        CONTINUE;
+                    END IF;
                     -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
                     -- LOCKED does for rows (cheap, and bounded by the number of acquirers at
                     -- once). ON CONFLICT finds ids committed since we looked.
@@ -1109,13 +1126,14 @@ BEGIN
         END LOOP;
         -- 3. The id that has been free the longest.
         SELECT * INTO r FROM idgen.workers w
-         WHERE w.worker_id BETWEEN lo AND hi
+         WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own
            AND idgen_internal.worker_free_at(w) <= clock_timestamp()
          ORDER BY idgen_internal.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
         -- Nothing free: true when every id of the range has a row; otherwise another acquirer
         -- holds the advisory lock of each id not yet leased, and may yet roll back.
         EXIT attempts WHEN r.worker_id IS NULL
-            AND (SELECT count(*) FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi) > hi - lo;
+            AND (SELECT count(*) FROM idgen.workers w
+                  WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own) >= span;
     END LOOP;
     IF r.worker_id IS NULL THEN
         SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
@@ -1123,13 +1141,14 @@ BEGIN
                min(idgen_internal.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
                count(*)
           INTO n_held, n_grace, soonest, n_rows
-          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own;
         RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
                 lo, hi, n_held, n_grace
             USING ERRCODE = '53000',
                   DETAIL = format('An expired lease can be taken again %s s after it expires (idgen.worker_lease_grace). The soonest is free at %s.',
                                   extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet'))
-                           || CASE WHEN n_rows <= hi - lo THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', hi - lo + 1 - n_rows) ELSE '' END,
+                           || CASE WHEN n_rows < span THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', span - n_rows) ELSE '' END
+                           || CASE WHEN own BETWEEN lo AND hi THEN format(' Id %s is this server''s own worker id (idgen.worker_id), never leased.', own) ELSE '' END,
                   HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
     END IF;
     IF r.lease > 9223372036854775807 - step THEN

@@ -45,4 +45,25 @@ check "no WARNING at the start" not_grep -q "idgen.worker_id is not set" "$log_f
 check "idgen.status.problem is NULL" eq "$(q $P "SELECT problem IS NULL FROM idgen.status")" t
 q $P "CREATE PUBLICATION pub FOR TABLE t"
 check "the coordinator with a publication makes IDs" eq "$(state "INSERT INTO t (v) VALUES (5) RETURNING v")" 5
+
+# The coordinator makes its own IDs as worker 0 now: it must never lease 0 to another holder, or
+# both make the same IDs. (Control: with the 0.2.4 worker_acquire, the holder of 0 released it
+# and got it back, a range of just 0 leased it, and of 40 holders on 0..39 one got 0: 4 checks failed.)
+phase "a coordinator with its own worker id never leases it"
+lease=$(q $P "SELECT lease FROM idgen.workers WHERE code = 'other-node'")
+q $P "SELECT idgen.worker_release(0, 'other-node', clock_timestamp(), $lease)" >/dev/null
+check "the holder of id 0 from before, acquiring again, gets another id" \
+  ne "$(q $P "SELECT worker_id FROM idgen.worker_acquire('other-node')")" 0
+err=$(state "SELECT worker_id FROM idgen.worker_acquire('a-range-of-0', min_id => 0, max_id => 0)")
+check "a range holding only the coordinator's own id: 53000, saying why" \
+  grep -q "ERROR:  53000.*this server's own worker id" <<<"$(tr '\n' ' ' <<<"$err")"
+# Every id of 0..39 free or never leased, 40 holders: 39 of them get one, never 0.
+lease=$(q $P "SELECT lease FROM idgen.workers WHERE code = 'other-node' AND released_at IS NULL")
+id=$(q $P "SELECT worker_id FROM idgen.workers WHERE code = 'other-node' AND released_at IS NULL")
+q $P "SELECT idgen.worker_release($id, 'other-node', clock_timestamp(), $lease)" >/dev/null
+got=$(for g in $(seq 1 40); do
+  q $P "SELECT worker_id FROM idgen.worker_acquire('holder-$g', max_id => 39)" 2>/dev/null || echo refused
+done)
+check "40 holders on ids 0..39: none gets 0" eq "$(grep -cx 0 <<<"$got")" 0
+check "... 39 get distinct ids, the last is refused" eq "$(grep -vx refused <<<"$got" | sort -u | wc -l) $(grep -cx refused <<<"$got")" "39 1"
 finish
