@@ -1166,3 +1166,29 @@ END
 $$;
 -- idgen.layouts.name: what a layout that is no preset shows (it never showed its spec).
 COMMENT ON COLUMN idgen.layouts.name IS 'Preset name; for this node''s layout when it is no preset: custom, or the preset''s name followed by (customised) when the spec changes one (idgen.status.layout_spec shows the spec).';
+
+-- Partitioning by the time inside the key: the key bounds of a time range, and the width of a
+-- span of time in IDs (docs/partitioning.md).
+CREATE FUNCTION id_range(since timestamptz, before timestamptz)
+RETURNS TABLE (lower bigint, upper bigint)
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_range_wrapper';
+CREATE FUNCTION id_range(since timestamptz, before timestamptz, layout text)
+RETURNS TABLE (lower bigint, upper bigint)
+IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_range_with_wrapper';
+CREATE FUNCTION id_span(span interval) RETURNS bigint
+STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_span_wrapper';
+CREATE FUNCTION id_span(span interval, layout text) RETURNS bigint
+IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_span_with_wrapper';
+CREATE FUNCTION uuidv7_range(since timestamptz, before timestamptz)
+RETURNS TABLE (lower uuid, upper uuid)
+IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
+  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
+  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
+COMMENT ON FUNCTION id_span(interval) IS
+  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
+COMMENT ON FUNCTION id_span(interval, text) IS
+  'How many IDs of a named layout or layout spec a span of time covers.';
+COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
+  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';

@@ -214,6 +214,86 @@ fn id_from_timestamp_with(ts: Option<TimestampWithTimeZone>, layout: Option<&str
     Some(min_id_at(ts?, &l))
 }
 
+/// The IDs of the times `[from, upto)`: `lower` the smallest ID at `from`, `upper` the smallest at
+/// `upto`, to the layout's tick; `FOR VALUES FROM (lower) TO (upper)` is the range partition of
+/// those times.
+fn range_of(since: TimestampWithTimeZone, before: TimestampWithTimeZone, l: &Layout) -> (i64, i64) {
+    if ms_of_ts(before).or_raise() <= ms_of_ts(since).or_raise() {
+        invalid(format!(
+            "id_range: before ({before}) is not after since ({since}): the range holds no time"
+        ))
+        .hint("Give the start of the range first, then its end (exclusive).")
+        .raise();
+    }
+    (min_id_at(since, l), min_id_at(before, l))
+}
+
+/// The IDs of the times `[since, before)` under this node's layout (partition bounds).
+#[pg_extern(stable, parallel_safe)]
+fn id_range(
+    since: TimestampWithTimeZone,
+    before: TimestampWithTimeZone,
+) -> TableIterator<'static, (name!(lower, i64), name!(upper, i64))> {
+    TableIterator::once(range_of(since, before, &node().layout))
+}
+
+/// The IDs of the times `[since, before)` under a named layout: IMMUTABLE, for partition bounds
+/// and plan-time pruning.
+#[pg_extern(immutable, parallel_safe, name = "id_range")]
+fn id_range_with(
+    since: Option<TimestampWithTimeZone>,
+    before: Option<TimestampWithTimeZone>,
+    layout: Option<&str>,
+) -> TableIterator<'static, (name!(lower, Option<i64>), name!(upper, Option<i64>))> {
+    let l = layout_named(layout).or_raise();
+    match (since, before) {
+        (Some(f), Some(u)) => {
+            let (lo, hi) = range_of(f, u, &l);
+            TableIterator::once((Some(lo), Some(hi)))
+        }
+        _ => TableIterator::once((None, None)),
+    }
+}
+
+fn span_of(span: Interval, l: &Layout) -> i64 {
+    if span.months() != 0 {
+        invalid(format!(
+            "id_span: {span} has months, which are no fixed number of IDs"
+        ))
+        .hint(
+            "Give the span in days, hours, minutes or seconds: interval '30 days', not '1 month'.",
+        )
+        .raise();
+    }
+    let ms = (span.days() as i64)
+        .checked_mul(86_400_000)
+        .and_then(|d| d.checked_add(span.micros() / 1000));
+    let ms = match ms {
+        Some(ms) if span.micros() % 1000 == 0 => ms,
+        _ => invalid(format!(
+            "id_span: {span} is not a whole number of milliseconds"
+        ))
+        .raise(),
+    };
+    l.id_span_ms(ms)
+        .map_err(|e| invalid(format!("id_span: {e}")))
+        .or_raise()
+}
+
+/// How many IDs of this node's layout a span of time covers: the width of range partitions of
+/// that span (pg_partman's interval). A day is 24 hours.
+#[pg_extern(stable, parallel_safe)]
+fn id_span(span: Interval) -> i64 {
+    span_of(span, &node().layout)
+}
+
+/// How many IDs of a named layout a span of time covers.
+#[pg_extern(immutable, parallel_safe, name = "id_span")]
+fn id_span_with(span: Option<Interval>, layout: Option<&str>) -> Option<i64> {
+    let l = layout_named(layout).or_raise();
+    Some(span_of(span?, &l))
+}
+
 #[cfg(any(test, feature = "pg_test"))]
 #[pg_schema]
 mod tests {
@@ -221,6 +301,48 @@ mod tests {
 
     fn text(sql: &str) -> String {
         Spi::get_one::<String>(sql).unwrap().unwrap()
+    }
+
+    #[pg_test]
+    fn id_range_is_the_partition_of_a_time_range() {
+        let ok = Spi::get_one::<bool>(
+            "SELECT lower = id_from_timestamp('2026-11-26 00:00+00', 'pg_idgen')
+                AND upper = id_from_timestamp('2026-11-27 00:00+00', 'pg_idgen')
+                AND upper - lower = id_span('1 day', 'pg_idgen')
+                AND upper - lower = 86400000::bigint << 22
+              FROM id_range('2026-11-26 00:00+00', '2026-11-27 00:00+00', 'pg_idgen')",
+        )
+        .unwrap();
+        assert_eq!(ok, Some(true));
+        // The node's layout (pg_idgen here): the same bounds.
+        let same = Spi::get_one::<bool>(
+            "SELECT (SELECT (lower, upper) FROM id_range('2026-11-26', '2026-11-27'))
+                  = (SELECT (lower, upper) FROM id_range('2026-11-26', '2026-11-27', 'pg_idgen'))",
+        )
+        .unwrap();
+        assert_eq!(same, Some(true));
+    }
+
+    #[pg_test(
+        error = "id_range: before (2026-11-26 00:00:00+00) is not after since (2026-11-26 00:00:00+00): the range holds no time"
+    )]
+    fn id_range_refuses_an_empty_range() {
+        Spi::run(
+            "SET TimeZone = 'UTC'; SELECT * FROM id_range('2026-11-26', '2026-11-26', 'pg_idgen')",
+        )
+        .unwrap();
+    }
+
+    #[pg_test(
+        error = "id_span: a span of 15 ms is not a whole number of ticks of layout sonyflake (10 ms each)"
+    )]
+    fn id_span_refuses_part_of_a_tick() {
+        Spi::run("SELECT id_span('15 milliseconds', 'sonyflake')").unwrap();
+    }
+
+    #[pg_test(error = "id_span: 1 mon has months, which are no fixed number of IDs")]
+    fn id_span_refuses_months() {
+        Spi::run("SELECT id_span('1 month', 'pg_idgen')").unwrap();
     }
 
     #[pg_test]

@@ -20,7 +20,7 @@ use crate::node::horizon::{self, Ordered};
 use crate::node::refusals::Kind;
 use crate::node::reservation::MarkReserver;
 use crate::node::shared::{self, Shared};
-use crate::pg::errors::{batch_size, out_of_range, IdError};
+use crate::pg::errors::{batch_size, invalid, out_of_range, IdError};
 use crate::pg::fast_entry::fast_entry;
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
@@ -212,6 +212,25 @@ fn uuidv7_from_timestamp(ts: TimestampWithTimeZone) -> Uuid {
         .raise();
     }
     Uuid::from_bytes(uuid7::first_of_ms(ms.max(0) as u64))
+}
+
+/// The UUIDv7s of the times `[since, before)`, to the millisecond: `FOR VALUES FROM (lower) TO
+/// (upper)` is the range partition of those times on a `uuid` key.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn uuidv7_range(
+    since: TimestampWithTimeZone,
+    before: TimestampWithTimeZone,
+) -> TableIterator<'static, (name!(lower, Uuid), name!(upper, Uuid))> {
+    if ms_of_ts(before).unwrap_or_else(|e| e.raise())
+        <= ms_of_ts(since).unwrap_or_else(|e| e.raise())
+    {
+        invalid(format!(
+            "uuidv7_range: before ({before}) is not after since ({since}): the range holds no time"
+        ))
+        .hint("Give the start of the range first, then its end (exclusive).")
+        .raise();
+    }
+    TableIterator::once((uuidv7_from_timestamp(since), uuidv7_from_timestamp(before)))
 }
 
 #[cfg(any(test, feature = "pg_test"))]

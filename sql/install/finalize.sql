@@ -119,6 +119,16 @@ COMMENT ON FUNCTION ulid_timestamp(text) IS
   'The millisecond inside a ULID (its first 10 characters).';
 COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
   'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
+  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
+  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
+COMMENT ON FUNCTION id_span(interval) IS
+  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
+COMMENT ON FUNCTION id_span(interval, text) IS
+  'How many IDs of a named layout or layout spec a span of time covers.';
+COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
+  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
 
 -- Worker-id leases (raindrop's worker table), on a coordinator database.
 COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS

@@ -87,3 +87,38 @@ impl std::fmt::Display for GenerationRefused {
         }
     }
 }
+
+/// Why a span of time is no fixed number of IDs of a layout (`id_span()`, the width of
+/// range partitions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SpanError {
+    /// Zero or negative.
+    NotPositive { span_ms: i64 },
+    /// Not a whole number of the layout's ticks.
+    NotWholeTicks {
+        span_ms: i64,
+        unit_ms: u64,
+        layout: String,
+    },
+    /// As long as the layout's whole life, or longer.
+    TooLong { span_ms: i64, layout: String },
+}
+
+impl std::fmt::Display for SpanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SpanError::NotPositive { span_ms } => write!(f, "a span of {span_ms} ms holds no IDs: it must be positive"),
+            SpanError::NotWholeTicks {
+                span_ms,
+                unit_ms,
+                layout,
+            } => write!(
+                f,
+                "a span of {span_ms} ms is not a whole number of ticks of layout {layout} ({unit_ms} ms each)"
+            ),
+            SpanError::TooLong { span_ms, layout } => {
+                write!(f, "a span of {span_ms} ms is as long as layout {layout} lasts, or longer")
+            }
+        }
+    }
+}

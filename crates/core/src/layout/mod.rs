@@ -20,7 +20,7 @@ mod tests;
 use crate::civil::format_utc_ms;
 
 pub use super::field::Field;
-pub use errors::{DecodeError, GenerationRefused, LayoutError, PastEnd};
+pub use errors::{DecodeError, GenerationRefused, LayoutError, PastEnd, SpanError};
 pub use present::unit_name;
 pub use spec::{parse_unit_ms, LayoutSpec};
 
@@ -174,6 +174,31 @@ impl Layout {
             reserved: get(Field::Reserved),
         };
         Ok(d)
+    }
+
+    /// How many IDs a span of time covers: the span in ticks, shifted to the time field. Range
+    /// partitions of this width (pg_partman's interval) start at multiples of it, which are the
+    /// starts of spans counted from the epoch: with an epoch at midnight UTC and a span of a day,
+    /// each partition is a UTC day.
+    pub fn id_span_ms(&self, span_ms: i64) -> Result<i64, SpanError> {
+        if span_ms <= 0 {
+            return Err(SpanError::NotPositive { span_ms });
+        }
+        if !(span_ms as u64).is_multiple_of(self.unit_ms) {
+            return Err(SpanError::NotWholeTicks {
+                span_ms,
+                unit_ms: self.unit_ms,
+                layout: self.name.clone(),
+            });
+        }
+        let ticks = span_ms as u64 / self.unit_ms;
+        if ticks >= self.ticks_limit() {
+            return Err(SpanError::TooLong {
+                span_ms,
+                layout: self.name.clone(),
+            });
+        }
+        Ok((ticks << self.shift(Field::Time)) as i64)
     }
 
     /// The smallest ID whose time is at or after `ms`: the lower bound of a time range scan. It

@@ -244,3 +244,30 @@ fn years_match_seed_001_table() {
     assert!((y("unit=min time=25 sequence=12") - 63.8).abs() < 0.1);
     assert!((y("unit=day time=15 sequence=12") - 89.7).abs() < 0.1);
 }
+
+#[test]
+fn a_span_of_time_is_a_fixed_number_of_ids_aligned_to_the_epoch() {
+    let l = Layout::parse("pg_idgen").unwrap();
+    let day = 86_400_000;
+    let span = l.id_span_ms(day).unwrap();
+    assert_eq!(span, day << 22);
+    // Multiples of the span are the starts of UTC days (the preset's epoch is a midnight).
+    let nov26 = parse_utc_ms("2026-11-26").unwrap();
+    assert_eq!(l.min_id_at_ms(nov26).unwrap() % span, 0);
+    assert_eq!(
+        l.min_id_at_ms(nov26 + day).unwrap() - l.min_id_at_ms(nov26).unwrap(),
+        span
+    );
+    assert!(matches!(
+        l.id_span_ms(0),
+        Err(SpanError::NotPositive { .. })
+    ));
+    let s = Layout::parse("sonyflake").unwrap();
+    assert!(matches!(
+        s.id_span_ms(15),
+        Err(SpanError::NotWholeTicks { unit_ms: 10, .. })
+    ));
+    assert_eq!(s.id_span_ms(20).unwrap(), 2 << s.shift(Field::Time));
+    let e = l.id_span_ms(i64::MAX / 2 / 1000 * 1000).unwrap_err();
+    assert!(matches!(e, SpanError::TooLong { .. }), "{e}");
+}
