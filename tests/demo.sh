@@ -9,11 +9,15 @@ install_extension
 log "starting a throwaway cluster on port $PORT ($(cluster_dir demo))"
 cluster_init demo "$PORT" "idgen.worker_id = 1"
 cluster_start demo
-psql -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -X -v ON_ERROR_STOP=1 -e -f "$REPO/tests/demo.sql"
+# The demo has a database of its own, so that the README's quick start, pasted into the
+# database postgres, starts from nothing as it says.
+psql -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -X -q -c "CREATE DATABASE demo"
+psql -h 127.0.0.1 -p "$PORT" -U postgres -d demo -X -v ON_ERROR_STOP=1 -e -f "$REPO/tests/demo.sql"
 cat <<MSG
 
 pg_idgen is running in a throwaway cluster.
-  connect:  psql -h 127.0.0.1 -p $PORT -U postgres
+  connect:  psql -h 127.0.0.1 -p $PORT -U postgres          (the README's quick start goes here)
+            psql -h 127.0.0.1 -p $PORT -U postgres -d demo  (what the demo made)
   stop:     runuser -u postgres -- $PGBIN/pg_ctl -D $(cluster_dir demo) stop
   logs:     $(cluster_dir demo)/server.log
 MSG

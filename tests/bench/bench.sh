@@ -45,10 +45,22 @@ BEGIN
   RETURN best * 1e9 / n;
 END \$\$;"
 
+# Where the chart of the ratios goes (tests/bench/chart.py; docs/benchmarks.md shows one).
+BENCH_OUT=${BENCH_OUT:-$REPO/target/bench}
+mkdir -p "$BENCH_OUT"
 if part peers; then
   # pg_idgen against its peers and the built-ins, rounds interleaved, with the spread
-  # (tests/bench/compare.py).
-  PORT=$PORT PGBIN=$PGBIN PEERS="$PEERS" python3 "$REPO/tests/bench/compare.py"
+  # (tests/bench/compare.py), and the ratios drawn as a chart with matplotlib from PyPI, in a venv
+  # of its own (made once).
+  PORT=$PORT PGBIN=$PGBIN PEERS="$PEERS" BENCH_JSON="$BENCH_OUT/ratios.json" python3 "$REPO/tests/bench/compare.py"
+  CHART_VENV=/var/tmp/pg_idgen_clients/chart
+  if { [ -x "$CHART_VENV/bin/python" ] && "$CHART_VENV/bin/python" -c "import matplotlib" 2>/dev/null; } ||
+    { rm -rf "$CHART_VENV" && python3 -m venv "$CHART_VENV" &&
+      "$CHART_VENV/bin/pip" install -q "matplotlib>=3.8,<4" >"$WORK/pip_chart.log" 2>&1; }; then
+    "$CHART_VENV/bin/python" "$REPO/tests/bench/chart.py" "$BENCH_OUT/ratios.json" "$BENCH_OUT/ratios.svg"
+  else
+    echo "chart not drawn: pip could not install matplotlib ($(tail -1 "$WORK/pip_chart.log" 2>/dev/null))"
+  fi
 fi
 
 printf '\n## pg_idgen alone: segments, text forms, leases\n%-58s %12s %10s\n' "benchmark" "value" "ratio"

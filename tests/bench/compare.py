@@ -11,9 +11,12 @@ agree on which is faster.
 
 Environment: PORT, PGBIN, PEERS ("snowflake pg_uuidv7": the peers bench.sh installed), ROUNDS (3),
 ROWS (1,000,000 per per-row figure), INSERT_ROWS (2,000,000), PGBENCH_SECONDS (3), CLIENTS
-("2 8 32"), DUP_ROWS (200,000 per session), SECTIONS ("per_row pgbench insert capacity dups").
+("2 8 32"), DUP_ROWS (200,000 per session), SECTIONS ("per_row pgbench insert capacity dups"),
+BENCH_JSON (a file to write every table's ratios to its first baseline into, for
+tests/bench/chart.py).
 """
 
+import json
 import os
 import statistics
 import subprocess
@@ -31,6 +34,8 @@ SECS = int(os.environ.get("PGBENCH_SECONDS", "3"))
 CLIENTS = [int(c) for c in os.environ.get("CLIENTS", "2 8 32").split()]
 DUP_ROWS = int(os.environ.get("DUP_ROWS", "200000"))
 SECTIONS = os.environ.get("SECTIONS", "per_row pgbench insert capacity dups").split()
+# Every table's ratios to its first baseline, per row: what tests/bench/chart.py draws.
+CHARTS = []
 
 
 def q(sql):
@@ -125,6 +130,8 @@ def table(title, unit, rows, got, bases, lower_is_better, fmt):
     print(f"\n## {title}")
     print(f"({unit}; median of {ROUNDS} interleaved rounds, lowest-highest in brackets; "
           f"ratios {'below' if lower_is_better else 'above'} 1.00x favour the row; ~ = within the spread)")
+    chart = {"title": title, "base": bases[0][0], "lower_is_better": lower_is_better, "rows": []}
+    CHARTS.append(chart)
     heads = ["", unit] + [f"vs {b}" for b, _ in bases]
     widths = [52, 26] + [24] * len(bases)
     print("".join(h.ljust(w) for h, w in zip(heads, widths)))
@@ -132,6 +139,10 @@ def table(title, unit, rows, got, bases, lower_is_better, fmt):
         if key not in got:
             continue
         cells = [label, spread(got[key], fmt)]
+        bkey = bases[0][1]
+        if bkey in got and bkey != key and got[bkey]:
+            rs = [v / b for v, b in zip(got[key], got[bkey])]
+            chart["rows"].append({"label": label, "median": statistics.median(rs), "low": min(rs), "high": max(rs)})
         for _, bkey in bases:
             if bkey is None or bkey not in got or bkey == key:
                 cells.append("")
@@ -306,6 +317,10 @@ def main():
         sys.stdout.flush()
     load = os.getloadavg()
     print(f"\n# load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} at the end")
+    if os.environ.get("BENCH_JSON"):
+        with open(os.environ["BENCH_JSON"], "w") as f:
+            json.dump({"server": q("SELECT version()").split(",")[0], "rounds": ROUNDS, "cpus": os.cpu_count(),
+                       "tables": [c for c in CHARTS if c["rows"]]}, f, indent=1)
 
 
 main()
