@@ -3,7 +3,9 @@
     python3 examples/django/run.py 'host=127.0.0.1 port=5432 dbname=postgres user=postgres'
 
 Migrates the app shop, saves one order and bulk-creates 100, and prints one JSON line: every new
-key is a Snowflake ID read back by Django (save() and bulk_create() both use RETURNING).
+key is a Snowflake ID read back by Django (save() and bulk_create() both use RETURNING). The same
+with Django 5's db_default (shop.Invoice, migration 0002, written by makemigrations): create()
+reads the key back, bulk_create() leaves DatabaseDefault objects in its place.
 Segment types: a type made with idgen.segment_create() inside a transaction is seen by the
 allocator (which commits ranges in its own transactions) only after that transaction commits, so
 create types in a migration, not inside a TestCase, whose transaction never commits: there
@@ -34,7 +36,7 @@ def main(conninfo):
     from django.core.management import call_command
     from django.db import DatabaseError, connection, transaction
 
-    from shop.models import Order
+    from shop.models import Invoice, Order
 
     call_command("migrate", "shop", verbosity=0)
     one = Order.objects.create(item="one")
@@ -48,6 +50,18 @@ def main(conninfo):
         "bulk_create_ids": len({o.pk for o in many if isinstance(o.pk, int)}),
         "rows": rows, "distinct": distinct, "all_snowflake": snowflake,
     }
+    # Django 5's db_default (Invoice): create() reads the key back; bulk_create() does not.
+    inv = Invoice.objects.create(item="one")
+    inv_many = Invoice.objects.bulk_create([Invoice(item=f"item {i}") for i in range(10)])
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*), bool_and(id > 2^53) FROM shop_invoice")
+        inv_rows, inv_snowflake = cur.fetchone()
+    found.update({
+        "db_default_create_id_is_snowflake": isinstance(inv.pk, int) and inv.pk > 2**53
+        and Invoice.objects.get(pk=inv.pk).item == "one",
+        "db_default_bulk_create_ids": len({o.pk for o in inv_many if isinstance(o.pk, int)}),
+        "db_default_rows": inv_rows, "db_default_all_snowflake": inv_snowflake,
+    })
     # The caveat: a segment type created in a transaction that has not committed (as in a TestCase)
     # cannot be used in it yet.
     try:

@@ -6,6 +6,12 @@
 #   - JSON made in SQL as numbers: JSON.parse changes IDs above 2^53 (and collapses some into one),
 #     which is the hazard the README warns of; as text (id::text) and as id_to_text they stay exact;
 #   - with js_safe, JSON numbers are exact too.
+# The ORMs (examples/orm.js, docs/adopting.md): Drizzle ORM 0.45, Knex 3, TypeORM 1 and
+# Sequelize 6 from npm, each inserting one row and a batch of 100 with the key made by the
+# database (`DEFAULT snowflake_next()`): the keys each hands back equal the table's, exactly,
+# also through JSON; and the control, Drizzle's bigint in mode 'number', which rounds them (the
+# comparison fails there, as it must). Prisma is not tried: its `prisma generate` downloads a
+# schema engine from binaries.prisma.sh, which no registry carries.
 # Skipped, saying why, when Node.js is missing or the npm registry cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
@@ -16,13 +22,15 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   apt_install_missing nodejs npm >"$WORK/apt_node.log" 2>&1 ||
     skip_test "apt-get could not install nodejs and npm ($(tail -1 "$WORK/apt_node.log"))"
 fi
-if [ ! -f "$NODE_DIR/node_modules/pg/package.json" ]; then
+NPM_PKGS=(pg@8 drizzle-orm@0.45 knex@3 typeorm@1 sequelize@6)
+version() { node -p "require('$NODE_DIR/node_modules/$1/package.json').version" 2>/dev/null; }
+if ! for p in pg drizzle-orm knex typeorm sequelize; do [ -n "$(version $p)" ] || exit 1; done; then
   mkdir -p "$NODE_DIR"
-  if ! npm install --prefix "$NODE_DIR" --no-audit --no-fund --loglevel=error pg@8 >"$WORK/npm.log" 2>&1; then
-    skip_test "npm could not install pg from the registry ($(tail -1 "$WORK/npm.log"))"
+  if ! npm install --prefix "$NODE_DIR" --no-audit --no-fund --loglevel=error "${NPM_PKGS[@]}" >"$WORK/npm.log" 2>&1; then
+    skip_test "npm could not install ${NPM_PKGS[*]} from the registry ($(tail -1 "$WORK/npm.log"))"
   fi
 fi
-echo "  node $(node --version), pg $(sed -n 's/^ *"version": "\(.*\)",/\1/p' "$NODE_DIR/node_modules/pg/package.json")"
+echo "  node $(node --version), pg $(version pg), drizzle-orm $(version drizzle-orm), knex $(version knex), typeorm $(version typeorm), sequelize $(version sequelize)"
 run_js() { NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/node-postgres.js" "postgres://postgres@127.0.0.1:$1/postgres" ${2:-}; }
 
 cluster_init clients_js $PORT
@@ -48,4 +56,21 @@ out=$(run_js $JS_PORT)
 echo "    js_safe layout: $out"
 check "js_safe: JSON numbers are exact, all 1,000 distinct, none above 2^53" eq \
   "$(field "$out" json_numbers_exact)|$(field "$out" json_numbers_distinct)|$(field "$out" above_2_pow_53)" "1000|1000|0"
+
+phase "the ORMs (examples/orm.js)"
+orm=$(NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/orm.js" "postgres://postgres@127.0.0.1:$PORT/postgres")
+echo "$orm" | sed 's/^/    /'
+line() { grep -F "\"orm\":\"$1\"" <<<"$orm"; }
+for o in drizzle-orm knex typeorm sequelize; do
+  l=$(line "$o")
+  check "$o: 101 keys made by the database, handed back exactly, distinct, through JSON too" eq \
+    "$(field "$l" rows)|$(field "$l" exact)|$(field "$l" distinct)|$(field "$l" json_exact)|$(field "$l" above_2_pow_53)" \
+    "101|True|101|True|101"
+done
+check "drizzle-orm hands keys back as BigInt, the others as strings" eq \
+  "$(field "$(line drizzle-orm)" types) $(field "$(line knex)" types) $(field "$(line typeorm)" types) $(field "$(line sequelize)" types)" \
+  "bigint string string string"
+l=$(line "drizzle-orm mode number (the hazard)")
+check "control: Drizzle's mode 'number' rounds the keys, and the comparison says so ($(field "$l" distinct) distinct of 101)" \
+  eq "$(field "$l" exact)" False
 finish

@@ -7,15 +7,19 @@
 #   - Alembic autogenerate with include_schemas=True proposes dropping pg_idgen's tables, and with
 #     the recipe's include_name it proposes nothing;
 #   - psycopg: INSERT ... RETURNING id, and a lost lease told by diag.constraint_name;
+#   - SQLModel (examples/sqlmodel_app.py): the key made by the database comes back for one object
+#     and for 100, exactly, and as JSON strings;
 #   - Django: the BigAutoField migration with RunSQL (DROP IDENTITY, SET DEFAULT snowflake_next()):
-#     create() and bulk_create() get Snowflake IDs back; a segment type created in an open
-#     transaction is not usable in it (the TestCase caveat), and is once committed.
+#     create() and bulk_create() get Snowflake IDs back; Django 5's db_default (migration 0002,
+#     as makemigrations writes it): create() gets its key back, bulk_create() does not; a segment
+#     type created in an open transaction is not usable in it (the TestCase caveat), and is once
+#     committed.
 # Skipped, saying why, when PyPI cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
 PORT=26451
-VENV=$(py_venv) || skip_test "pip could not install psycopg, SQLAlchemy, Alembic and Django from PyPI ($VENV)"
-echo "  $("$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django, sys; print(f'python {sys.version.split()[0]}, psycopg {psycopg.__version__}, SQLAlchemy {sqlalchemy.__version__}, Alembic {alembic.__version__}, Django {django.get_version()}')")"
+VENV=$(py_venv) || skip_test "pip could not install psycopg, SQLAlchemy, Alembic, Django and SQLModel from PyPI ($VENV)"
+echo "  $("$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django, sqlmodel, sys; print(f'python {sys.version.split()[0]}, psycopg {psycopg.__version__}, SQLAlchemy {sqlalchemy.__version__}, Alembic {alembic.__version__}, Django {django.get_version()}, SQLModel {sqlmodel.__version__}')")"
 cluster_init clients_py $PORT
 cluster_start clients_py
 trap 'cluster_stop clients_py immediate' EXIT
@@ -33,10 +37,18 @@ check "Alembic, include_schemas=True: proposes dropping pg_idgen's tables" eq \
 check "Alembic with the recipe's include_name: proposes nothing" eq "$(field "$out" alembic_drops_with_include_name)" "[]"
 check "psycopg: INSERT ... RETURNING id; a lost lease has diag.constraint_name idgen_lease_lost" eq \
   "$(field "$out" psycopg_returning)|$(field "$out" lease_lost_condition)" "True|idgen_lease_lost"
+out=$("$VENV/bin/python" "$REPO/examples/sqlmodel_app.py" "postgresql+psycopg://postgres@127.0.0.1:$PORT/postgres")
+echo "    $out"
+check "SQLModel: the key made by the database comes back, for one object and 100 (101 exact)" eq \
+  "$(field "$out" one_id_is_snowflake)|$(field "$out" many_ids_distinct)|$(field "$out" exact)|$(field "$out" rows)" "True|100|True|101"
+check "SQLModel: keys as JSON strings stay exact; as numbers most would not in JavaScript ($(field "$out" json_number_exact_in_javascript) of 101)" \
+  test "$(field "$out" json_string_exact)" = True -a "$(field "$out" json_number_exact_in_javascript)" -lt 101
 out=$("$VENV/bin/python" "$REPO/examples/django/run.py" "host=127.0.0.1 port=$PORT dbname=postgres user=postgres")
 echo "    $out"
 check "Django: create() and bulk_create() get Snowflake IDs back (101 distinct)" eq \
   "$(field "$out" create_id_is_snowflake)|$(field "$out" bulk_create_ids)|$(field "$out" distinct)|$(field "$out" all_snowflake)" "True|100|101|True"
+check "Django 5 db_default: create() gets its Snowflake ID back; bulk_create() does not (Django 5.2), the rows get theirs" eq \
+  "$(field "$out" db_default_create_id_is_snowflake)|$(field "$out" db_default_bulk_create_ids)|$(field "$out" db_default_rows)|$(field "$out" db_default_all_snowflake)" "True|0|11|True"
 check "Django: a segment type created in an open transaction is not usable in it (42704), and is once committed" eq \
   "$(field "$out" segment_in_open_transaction)|$(field "$out" segment_after_commit)" "42704|1"
 
