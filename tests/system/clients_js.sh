@@ -24,7 +24,8 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 NPM_PKGS=(pg@8 drizzle-orm@0.45 knex@3 typeorm@1 sequelize@6)
 version() { node -p "require('$NODE_DIR/node_modules/$1/package.json').version" 2>/dev/null; }
-if ! for p in pg drizzle-orm knex typeorm sequelize; do [ -n "$(version $p)" ] || exit 1; done; then
+installed() { local p; for p in pg drizzle-orm knex typeorm sequelize; do [ -n "$(version $p)" ] || return 1; done; }
+if ! installed; then
   mkdir -p "$NODE_DIR"
   if ! npm install --prefix "$NODE_DIR" --no-audit --no-fund --loglevel=error "${NPM_PKGS[@]}" >"$WORK/npm.log" 2>&1; then
     skip_test "npm could not install ${NPM_PKGS[*]} from the registry ($(tail -1 "$WORK/npm.log"))"
