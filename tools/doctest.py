@@ -15,7 +15,8 @@ output, as psql prints it (aligned, `-q`, TimeZone UTC), and is compared: runs o
 IDs and times that change with every run).
 
 Directives, as HTML comments on the line before a block (GitHub does not show them):
-  <!-- doctest: skip REASON -->   the block is not run; the reason is printed with the results
+  <!-- doctest: skip REASON -->   the block is not run; "skipped:" and the reason are printed,
+                                  which the test command counts as a skipped part
   <!-- doctest: needs NAME (REASON) -->
                                   run only with `--with NAME` (a test that installs NAME runs
                                   the page so); otherwise not run, and the reason printed
@@ -175,7 +176,10 @@ def run_page(args, path, env):
         print(f"  filled: {path}: {len(fills)} output blocks")
     skipped = [b for b in blocks if b["skip"]]
     for b in skipped:
-        print(f"  not run: {path}:{b['line']}: {b['skip']}")
+        # A block another test runs (`needs`) is only not run here; one no test runs is skipped,
+        # in the words the test command counts ("  skipped: "), so it is never silent.
+        word = "not run here" if b["skip"].startswith("needs ") else "skipped"
+        print(f"  {word}: {path}:{b['line']}: {b['skip']}")
     if ok and not args.keep:
         psql(args, "postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE);\n', env)
         print(f"  ok: {path}: {len(run)} SQL blocks run, {compared} outputs compared")
