@@ -1,4 +1,4 @@
-//! Every `idgen.*` setting, in one place. The README's configuration table mirrors this file.
+//! Every `idgen.*` setting, in one place. docs/operations.md's settings table mirrors this file.
 
 use std::ffi::CStr;
 

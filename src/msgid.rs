@@ -4,7 +4,7 @@
 //!
 //! Message IDs are `text` in their 19-character form rather than a binary type: the form is
 //! RongCloud's public one, sorts in time order as text, and passes through every driver, JSON and log
-//! unchanged. The price is 20 bytes per value instead of 10 (see the README).
+//! unchanged. The price is 20 bytes per value instead of 10 (docs/text-forms.md).
 
 // pgrx needs the column tuples of TableIterator spelled out in each signature (no type alias).
 #![allow(clippy::type_complexity)]

@@ -1,4 +1,4 @@
-//! Public IDs (README, "Public IDs"): keyed, reversible encryption of IDs with FF1 (NIST SP
+//! Public IDs (docs/public-ids.md): keyed, reversible encryption of IDs with FF1 (NIST SP
 //! 800-38G) over AES, so the database keeps its ordered keys and the world sees ciphertext. The
 //! cipher and the forms are in the core crate (`ff1`, `public_id`); here are the keys and the
 //! SQL functions.

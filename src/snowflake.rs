@@ -167,7 +167,7 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
 
 /// The read horizon of this node's Snowflake IDs: every ID below it that this node made belongs
 /// to a transaction that has ended. Taken in a statement of its own, before the snapshot of the
-/// query that reads below it (README, "Reading new rows in ID order").
+/// query that reads below it (docs/read-horizon.md).
 #[pg_extern(volatile, parallel_restricted, schema = "idgen")]
 fn read_horizon() -> i64 {
     let shared = shared::shared();

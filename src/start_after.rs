@@ -1,5 +1,5 @@
 //! `idgen.snowflake_start_after()`: moves this node's clock streams past a time, durably, and with
-//! it past every ID in this database that another database system made (README guarantee 3,
+//! it past every ID in this database that another database system made (docs/guarantees.md, guarantee 3,
 //! across pg_upgrade and restores onto another server; node/origin_check.rs refuses until then).
 //! `node_system_identifier()` names this system, for `idgen.node_origins`.
 

@@ -22,7 +22,7 @@ citus_ensure() {
     return 1
   fi
   if [ ! -f "$CITUS_TARBALL" ]; then
-    echo "  skipped: no citus-$CITUS_VERSION.tar.gz in IDGEN_VENDOR_DIR ($IDGEN_VENDOR_DIR; README, \"Tests\")"
+    echo "  skipped: no citus-$CITUS_VERSION.tar.gz in IDGEN_VENDOR_DIR ($IDGEN_VENDOR_DIR; CONTRIBUTING.md)"
     return 1
   fi
   apt_install_missing libzstd-dev liblz4-dev libkrb5-dev

@@ -11,7 +11,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 # Third-party sources that some tests and the benchmark build: Citus (tests/system/citus.sh, the
 # benchmark's Citus rows), pgEdge snowflake and pg_uuidv7 (the benchmark's peer rows). Optional:
-# where they are missing those parts are skipped and counted as skipped (README, "Tests").
+# where they are missing those parts are skipped and counted as skipped (CONTRIBUTING.md).
 IDGEN_VENDOR_DIR=${IDGEN_VENDOR_DIR:-$REPO/../shared/vendor}
 WORK=${PG_IDGEN_WORK:-/var/tmp/pg_idgen}
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1

@@ -23,6 +23,8 @@ Directives, as HTML comments on the line before a block (GitHub does not show th
   <!-- doctest: setup
   SQL ...
   -->                             hidden SQL run before the next block (tables an example assumes)
+`--blocks` prints the SQL blocks of the pages instead of running them, each after a line
+`-- doctest block N (FILE:LINE)`, for a test that runs them on servers of its own (citus.sh).
 `--fill` writes psql's output into every output block that holds only `...` (for writing a page;
 read what it wrote before you commit it). Exit status 0 when every page passed; the last line counts blocks run, outputs compared, skipped.
 """
@@ -196,12 +198,20 @@ def main():
     parser.add_argument("--port", default=os.environ.get("PGPORT", "5432"))
     parser.add_argument("--user", default="postgres")
     parser.add_argument("--fill", action="store_true")
+    parser.add_argument("--blocks", action="store_true", help="print the SQL blocks, run nothing")
     parser.add_argument("--with", dest="with_", action="append", default=[],
                         help="run the blocks that need this (e.g. pg_partman)")
     parser.add_argument("--keep", action="store_true", help="keep each page's database (doctest_<page>)")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     WITH.update(args.with_)
+    if args.blocks:
+        n = 0
+        for path in args.files:
+            for b in parse(path):
+                print(f"-- doctest block {n} ({path}:{b['line']})\n{b['text']}")
+                n += 1
+        return 0
     env = dict(os.environ, PGTZ="UTC", PGDATESTYLE="ISO, MDY", LC_MESSAGES="C")
     totals, all_ok = [0, 0, 0], True
     for path in args.files:

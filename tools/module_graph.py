@@ -16,7 +16,7 @@ extension's folder (FLOORS below): every import that points up a floor is printe
 when any folder has a circle or, with `--floors`, an import up a floor; 2 on bad arguments; 0
 otherwise.
 
-Imports are meant to point down the floors (README, "Layout of the repository"): a circle always
+Imports are meant to point down the floors (CONTRIBUTING.md, "Layout of the repository"): a circle always
 means some arrow points up.
 """
 import os

@@ -73,7 +73,10 @@ years=${first:-$last}
 [ "$years" = "$last" ] || years="$years-$last"
 doc=$root/usr/share/doc/$name
 mkdir -p "$root/DEBIAN" "$doc"
-install -m 644 README.md "$doc/README.md"
+install -m 644 README.md CHANGELOG.md "$doc/"
+# The manual the README links to, beside it, so that its links work where the package puts it.
+mkdir -p "$doc/docs"
+install -m 644 docs/*.md docs/*.svg "$doc/docs/"
 cat >"$doc/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: pg_idgen
@@ -93,7 +96,7 @@ $name ($version) unstable; urgency=medium
  -- $maintainer  $when
 EOF
 gzip -9n "$doc/changelog"
-chmod 644 "$doc"/*
+find "$doc" -type f -exec chmod 644 {} +
 (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
 cat >"$root/DEBIAN/control" <<EOF
 Package: $name

@@ -183,7 +183,7 @@ fn check_layout_history(
 /// A mark record replayed from the WAL (node/wal.rs). An ERROR here would stop
 /// recovery, and with it the whole server: when the mark file cannot be written, the shared
 /// state did move up, and generation stays off until the file is repaired and the server
-/// restarted (README guarantee 3).
+/// restarted (docs/guarantees.md, guarantee 3).
 pub fn replay_mark(reserved_until_ms: i64) {
     if let Err(e) = apply_replayed_mark(reserved_until_ms) {
         let msg = format!("a mark replayed from the WAL could not be written: {e}");

@@ -1,4 +1,4 @@
-//! The per-database half of the origins (README guarantee 3, across pg_upgrade and restores onto
+//! The per-database half of the origins (docs/guarantees.md, guarantee 3, across pg_upgrade and restores onto
 //! another server): `idgen.node_origins` lists the database systems whose IDs a database may hold,
 //! and this module owns every statement on it. When a row names a system this node's clocks are not
 //! above, time-based IDs are refused in that database until `idgen.snowflake_start_after()` moves
@@ -44,7 +44,7 @@ pub fn check(stream: Kind) {
             "{kind}s are refused on this node: pg_upgrade filled its data directory, and the old system's durable mark did not come along"
         ))
         .detail("The databases pg_upgrade carried hold IDs the old server made; this node's clocks know nothing of them, in any database, also in one created since. pg_idgen.origins in the data directory records it.")
-        .hint("Stop this server, copy pg_idgen.mark and pg_idgen.layouts from the old data directory into the new one (which has none), and start it again; or, once the old server has stopped, set idgen.max_drift to at least the old server's and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval) in each database pg_upgrade carried (the first ends this node-wide refusal). The README's section on pg_upgrade explains.")
+        .hint("Stop this server, copy pg_idgen.mark and pg_idgen.layouts from the old data directory into the new one (which has none), and start it again; or, once the old server has stopped, set idgen.max_drift to at least the old server's and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval) in each database pg_upgrade carried (the first ends this node-wide refusal). docs/operations.md explains, under Upgrading PostgreSQL.")
         .raise();
     }
     // Systems this node's clocks are above: its own, and those whose mark was copied into its
@@ -82,7 +82,7 @@ pub fn check(stream: Kind) {
         .detail(format!(
             "This system is {me}. pg_upgrade, a restore onto another server and a copy of the files carry a database's tables, not the mark in the data directory that keeps new IDs above the old ones."
         ))
-        .hint("Move this node's clocks past the newest ID the old system made: SELECT idgen.snowflake_start_after(<its time>) in this database. Once the old system has stopped, its IDs are at most its idgen.max_drift ahead of now: set this node's idgen.max_drift to at least the old system's, reload, and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval). The README's upgrade section explains.")
+        .hint("Move this node's clocks past the newest ID the old system made: SELECT idgen.snowflake_start_after(<its time>) in this database. Once the old system has stopped, its IDs are at most its idgen.max_drift ahead of now: set this node's idgen.max_drift to at least the old system's, reload, and run SELECT idgen.snowflake_start_after(clock_timestamp() + current_setting('idgen.max_drift')::interval). docs/operations.md explains, under Moving a node.")
         .raise()
         }
     }
@@ -111,7 +111,7 @@ pub fn adopt() {
     });
     let me = system_identifier();
     // The node-wide refusal after pg_upgrade ends too: the caller's time bounds the old system's
-    // IDs (the README's recipe). Other databases that name another system are still refused until
+    // IDs (docs/operations.md's recipe). Other databases that name another system are still refused until
     // this runs there: their IDs may be later than this database's.
     super::origins::moved_past_upgrade(
         &shared::shared().origins,

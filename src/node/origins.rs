@@ -84,7 +84,7 @@ pub fn on_start(state: &OriginsState, dir: &Path, mark: Option<Option<i64>>) -> 
 }
 
 /// After `idgen.snowflake_start_after()`: the node's clocks are past the IDs of the system
-/// pg_upgrade came from (the caller's time bounds them, as the README's recipe says). Durable
+/// pg_upgrade came from (the caller's time bounds them, as docs/operations.md's recipe says). Durable
 /// before it returns. The systems a database names are not added to `past`: the time may bound
 /// only that database's IDs. `lock` serialises the writers of the node's files (the reservation
 /// lock).

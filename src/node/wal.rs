@@ -1,4 +1,4 @@
-//! The Snowflake mark in the WAL (README guarantee 3: a promoted standby starts above it too): every durable
+//! The Snowflake mark in the WAL (docs/guarantees.md, guarantee 3: a promoted standby starts above it too): every durable
 //! reservation is also a record of a custom resource manager. A physical standby replays it into
 //! its own mark file and shared state, so once promoted it starts above every ID its old primary
 //! handed out, even if its own clock is behind. Crash recovery on the primary replays it too,

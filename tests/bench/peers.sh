@@ -16,7 +16,7 @@ peer_build() { # peer_build NAME TARBALL DIR
     return 0
   fi
   if [ ! -f "$VENDOR/$tarball" ]; then
-    log "peer $name skipped: $VENDOR/$tarball not found (README, "Benchmark": IDGEN_VENDOR_DIR)"
+    log "peer $name skipped: $VENDOR/$tarball not found (docs/install.md, "Optional third-party sources")"
     return 0
   fi
   build="/var/tmp/pg_idgen_peers/$("$PG_CONFIG" --version | awk '{print $2}')"

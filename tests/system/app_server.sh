@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's app-server example (examples/app_server.py) against a coordinator: app servers
+# docs/worker-ids.md's app-server example (examples/app_server.py) against a coordinator: app servers
 # that run their own Snowflake generator on a leased worker id.
 #   - 4 app servers at once: 4 distinct worker ids, every ID unique, each ID decodes (twitter
 #     layout) to its server's worker id;

@@ -13,7 +13,8 @@
 #   - a segment type on every node, split by delta/remainder from the group id in one command;
 #   - a worker restarted with its clock 30 s back; a worker killed with kill -9 mid-load;
 #   - a third worker added with citus_add_node while writes go on: its own worker id, also in a
-#     transaction on it whose snapshot is older than the add.
+#     transaction on it whose snapshot is older than the add;
+#   - docs/citus.md's SQL, as written but for the addresses, in a database of its own.
 # Skipped (exit 77, counted as skipped), saying why, without Citus's source in IDGEN_VENDOR_DIR or
 # on PostgreSQL 18.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
@@ -190,4 +191,25 @@ echo "    $total rows in ev"
 check "no ID repeats across every phase ($total rows)" eq "$(q $C "SELECT count(*) - count(DISTINCT id) FROM ev")" 0
 check "the worker id inside every ID names its node" eq \
   "$(q $C "SELECT count(*) FROM ev WHERE id_worker_id(id, 'pg_idgen') IS DISTINCT FROM node")" 0
+
+# docs/citus.md's SQL, as written but for the nodes' addresses, in a database of its own on the
+# coordinator and the first two workers (tools/doctest.py --blocks gives its three blocks: every
+# node, the coordinator, the split of a segment type).
+phase "docs/citus.md's examples"
+blocks="$WORK/citus_doc_blocks"
+rm -rf "$blocks" && mkdir -p "$blocks"
+python3 "$REPO/tools/doctest.py" --blocks "$REPO/docs/citus.md" |
+  awk -v dir="$blocks" '/^-- doctest block [0-9]+ /{f = dir "/" $4 ".sql"; next} {print > f}'
+sed -i "s/'coord.internal', 5432/'127.0.0.1', $C/; s/'worker-1.internal', 5432/'127.0.0.1', $W1/;
+        s/'worker-2.internal', 5432/'127.0.0.1', $W2/" "$blocks/1.sql"
+doc_sql() { psql -h 127.0.0.1 -p "$1" -U postgres -d citus_docs -X -q -A -t -v ON_ERROR_STOP=1 -f "$2" 2>&1; }
+for p in $C $W1 $W2; do q $p "CREATE DATABASE citus_docs" >/dev/null; done
+check "every node: the page's first block" eq "$(for p in $C $W1 $W2; do doc_sql $p "$blocks/0.sql" >/dev/null && echo ok; done | tr -d '\n')" okokok
+out=$(doc_sql $C "$blocks/1.sql")
+echo "$out" | sed 's/^/    /'
+check "the coordinator: the page's second block runs; its 1,000 rows, made through the coordinator, decode to worker id 0" \
+  grep -qx "0|1000" <<<"$out"
+out=$(doc_sql $C "$blocks/2.sql")
+check "the page's segment split: on each node a type whose remainder is its group" eq \
+  "$(for p in $C $W1 $W2; do qdb $p citus_docs "SELECT remainder FROM idgen.segments WHERE biz_type = 'order'"; done | tr '\n' ' ')" "0 1 2 "
 finish

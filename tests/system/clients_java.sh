@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's Java recipe (examples/jdbc/IdgenJdbc.java), compiled and run against Debian's
+# docs/adopting.md's Java recipe (examples/jdbc/IdgenJdbc.java), compiled and run against Debian's
 # pgjdbc (libpostgresql-jdbc-java) and Hibernate 3.6 (libhibernate3-java, the version Debian 12
 # ships), installed here if missing:
 #   - pgjdbc: getGeneratedKeys gives the Snowflake ID of one INSERT, and one key per row of a batch;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The README's node-postgres recipe (examples/node-postgres.js), run with the real client from the
+# docs/adopting.md's node-postgres recipe (examples/node-postgres.js), run with the real client from the
 # npm registry (pg 8, installed once into /var/tmp/pg_idgen_clients/node): a node with the default
 # layout, and one with js_safe.
 #   - rows: bigint arrives as a string, every one of 1,000 new IDs exact;
 #   - JSON made in SQL as numbers: JSON.parse changes IDs above 2^53 (and collapses some into one),
-#     which is the hazard the README warns of; as text (id::text) and as id_to_text they stay exact;
+#     which is the hazard docs/adopting.md warns of; as text (id::text) and as id_to_text they stay exact;
 #   - with js_safe, JSON numbers are exact too.
 # The ORMs (examples/orm.js, docs/adopting.md): Drizzle ORM 0.45, Knex 3, TypeORM 1 and
 # Sequelize 6 from npm, each inserting one row and a batch of 100 with the key made by the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's Python recipes (examples/sqlalchemy_app.py, examples/django/), run with the real
+# docs/adopting.md's Python recipes (examples/sqlalchemy_app.py, examples/django/), run with the real
 # clients from PyPI (psycopg 3, SQLAlchemy 2, Alembic, Django 5.2; installed once into a venv in
 # /var/tmp/pg_idgen_clients/py):
 #   - SQLAlchemy: a BigInteger key with server_default=text("snowflake_next()") gets its id back

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README guarantees 2 and 3 on a real server whose clock libfaketime moves:
+# docs/guarantees.md, guarantees 2 and 3 on a real server whose clock libfaketime moves:
 #   - the clock steps back 5 s while running: IDs go on increasing, the step is counted and logged;
 #   - the clock steps back 1 h: snowflake_next() fails (55000) rather than repeat, then recovers;
 #   - kill -9 of a backend mid-run: after the crash restart, every new ID is above every old one;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README guarantee 1: 8 sessions x 500k IDs at once on one node, all unique, each session's IDs
+# docs/guarantees.md, guarantee 1: 8 sessions x 500k IDs at once on one node, all unique, each session's IDs
 # strictly increasing; a parallel query's workers share the same generator.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26391

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README guarantee 3 across a change of idgen.layout between restarts: the mark bounds the time of
+# docs/guarantees.md, guarantee 3 across a change of idgen.layout between restarts: the mark bounds the time of
 # earlier IDs, not their bits, so the node keeps the layouts it made IDs with
 # (pg_idgen.layouts) and accepts a new one only when its IDs can be put above all of them.
 #   - worker/sequence bits moved, then an earlier epoch (twitter): accepted, IDs go on above;

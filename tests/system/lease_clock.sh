@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Clock steps on a node in lease mode (README guarantees 2 and 7 together). How long a lease stays
+# Clock steps on a node in lease mode (docs/guarantees.md, guarantees 2 and 7 together). How long a lease stays
 # valid is measured on CLOCK_BOOTTIME, which a step of the wall clock does not move (libfaketime
 # runs with FAKETIME_DONT_FAKE_MONOTONIC=1, as a real NTP step behaves):
 #   - the node's wall clock steps back 5 s, then forward 2 s: IDs go on above all earlier ones,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one rule across a lease handover (README guarantee 7), when the old holder ran ahead of its
+# The one rule across a lease handover (docs/guarantees.md, guarantee 7), when the old holder ran ahead of its
 # clock and then stalled. A coordinator and two lease-mode nodes limited to worker id 0, ttl 10 s,
 # js_safe layout (256 IDs per ms), correct clocks. Node A leases the id; right after a renewal its
 # lease keeper is stopped (SIGSTOP: a stuck process, or a partition from the coordinator). While

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Only the holder of a lease renews or ends it (README guarantee 7), whoever else tries. Node A
+# Only the holder of a lease renews or ends it (docs/guarantees.md, guarantee 7), whoever else tries. Node A
 # leases the one worker id of the range (0) from a coordinator under its default code, which any
 # role can read on A and anyone can guess. On the coordinator, mallory, a member of idgen_client
 # that is not A's role, tries to free that worker id:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README guarantee 7 on a coordinator: worker-id leases under many clients at once, trying to make
+# docs/guarantees.md, guarantee 7 on a coordinator: worker-id leases under many clients at once, trying to make
 # two holders share a worker id.
 #   - 32 clients x 20 acquisitions at once, nothing released: 640 distinct ids, no error;
 #   - 32 clients acquiring and releasing in a loop: every (worker id, lease number) is unique and

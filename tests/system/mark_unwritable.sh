@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A mark file that cannot be written disables generation, never the database (README guarantee 3).
+# A mark file that cannot be written disables generation, never the database (docs/guarantees.md, guarantee 3).
 # With pg_idgen.mark not replaceable (a directory stands where its temporary file goes), a
 # reservation writes its WAL record and then fails: callers get 58030. A crash in that state
 # replays the record, whose file write fails again: recovery must go on (it used to stop with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README guarantee 7 across real clusters, merged by PostgreSQL's own logical replication:
+# docs/guarantees.md, guarantee 7 across real clusters, merged by PostgreSQL's own logical replication:
 #   - node A takes its worker id from the setting (1023); nodes B and C lease theirs from a
 #     coordinator cluster (range 0..1000); all three write rows with DEFAULT snowflake_next()
 #     into the same table, 4 sessions each, and an aggregator subscribes to all three: every row

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Within one statement the IDs increase in the order its rows come out, also under a parallel
-# plan (README guarantee 1): the generators are PARALLEL RESTRICTED, so the planner runs them in
+# plan (docs/guarantees.md, guarantee 1): the generators are PARALLEL RESTRICTED, so the planner runs them in
 # the leader, above the Gather, never in the parallel workers (whose IDs interleave). A 300,000-row
 # table read by a parallel sequential scan with two workers launched; each generator's column,
 # read in output order, is strictly increasing.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# pg_upgrade never leads to a repeated ID (README guarantee 3), from PostgreSQL 16 to 18 (both
+# pg_upgrade never leads to a repeated ID (docs/guarantees.md, guarantee 3), from PostgreSQL 16 to 18 (both
 # provided by this repository, tests/pg_versions.sh; whatever PG the run tests). A js_safe_s node
 # (4,096 IDs a second) with idgen.max_drift = 300s ran about 98 s ahead of its clock; it is
 # upgraded three times with pg_upgrade (copy mode, so the old cluster stays as it was):
@@ -14,7 +14,7 @@
 # 3. The same with idgen.layout changed to js_safe, whose IDs (milliseconds << 12) are below
 #    js_safe_s's (seconds << 22) for years: the change is checked against the copied history and
 #    refused, as at a restart. (Without the copied history a change at pg_upgrade goes unchecked;
-#    the README says so.)
+#    docs/operations.md says so.)
 # (Control, run by hand: with the node-wide refusal taken out of node/origin_check.rs and the recipe run with
 # the new node's max_drift, 7 checks of part 1 fail: the new database's IDs and the recipe's are at
 # or below the old ones.)
@@ -63,7 +63,7 @@ upgrade() {
   fi
   check "$run: pg_upgrade $OLD_MAJOR -> $NEW_MAJOR succeeded" grep -q "Upgrade Complete" "$udir/out.txt"
 }
-# start_with_old_files: the README's recipe: the old data directory's mark and layout history
+# start_with_old_files: docs/operations.md's recipe: the old data directory's mark and layout history
 # copied into the new one before its first start.
 start_with_old_files() {
   local f

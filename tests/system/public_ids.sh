@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Public IDs (README, "Public IDs"): keyed, reversible encryption of IDs with FF1 over AES.
+# Public IDs (docs/public-ids.md): keyed, reversible encryption of IDs with FF1 over AES.
 #   - Round trips of 10M values per form (bigint, JavaScript-safe bigint, UUIDv7, the two text
 #     forms), and no two of the 10M inputs encrypt to the same output.
 #   - An independent FF1 (PyPI's cyphera, checked first on NIST's samples) agrees on 10,000

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The read horizon (README, "Reading new rows in ID order"): readers that page by ID below
+# The read horizon (docs/read-horizon.md): readers that page by ID below
 # idgen.read_horizon() never miss a row that commits late.
 #   - 8 writers for a minute (tests/horizon_stress.py): transactions of 1-50 IDs and more, a
 #     random 0-300 ms before COMMIT, 10% ROLLBACK, some rolled back to a savepoint, some PREPAREd

@@ -2,8 +2,8 @@
 # A dead node replaced by a server restored from an older base backup (the same worker id: a
 # Citus group pointed at it with citus_update_node, or a setting-mode node rebuilt from backup)
 # has the same system identifier and the backup's copy of the mark: nothing tells it of the IDs
-# the dead node made after the backup, and it would repeat those ahead of its clock. The README's
-# procedure (Citus section, "Replacing a node"): before the replacement takes writes,
+# the dead node made after the backup, and it would repeat those ahead of its clock. docs/citus.md's
+# procedure ("Removing and replacing a node"): before the replacement takes writes,
 # snowflake_start_after(clock_timestamp() + the dead node's idgen.max_drift), or its last ID's
 # time. The dead node here ran about 98 s ahead of its clock (js_safe_s, 400,000 IDs).
 # 1. Without the procedure the replacement repeats the dead node's IDs (the hazard is real: this

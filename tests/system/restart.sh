@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Restarts cost no availability the settings do not ask for, and never repeat an ID (README
+# Restarts cost no availability the settings do not ask for, and never repeat an ID (docs/guarantees.md,
 # guarantee 3). A clean stop records the exact last counters of both clock streams in the mark
 # (the postmaster writes them as it exits, when no process can make an ID any more), so the next
 # start resumes at the last ID rather than at the reservation:

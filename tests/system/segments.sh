@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README guarantee 6 (segments) on real clusters, trying to make a range or an ID go out twice:
+# docs/guarantees.md, guarantee 6 (segments) on real clusters, trying to make a range or an ID go out twice:
 #   - 16 sessions at once on one type, and 32 clients taking whole ranges at once;
 #   - callers that ROLLBACK (the ranges they caused stay taken);
 #   - kill -9 of a backend while refills run, kill -9 of the allocator worker, immediate stop;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README guarantees 3 and 5 across failover: a physical standby refuses to generate (25006) but decodes; after
+# docs/guarantees.md, guarantees 3 and 5 across failover: a physical standby refuses to generate (25006) but decodes; after
 # the primary dies and the standby is promoted, its IDs are above every ID of the old primary,
 # even though the standby's clock is 30 s behind and the primary issued IDs after the base backup
 # (only the WAL-logged mark can tell the standby about those). The same for UUIDv7s, whose stream

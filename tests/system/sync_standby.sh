@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Failover to a synchronous standby never repeats an ID (README guarantee 3). A primary with
+# Failover to a synchronous standby never repeats an ID (docs/guarantees.md, guarantee 3). A primary with
 # synchronous_standby_names naming a pg_basebackup standby whose clock is 30 s behind. The standby
 # goes away (its connection cut); the primary is still asked for Snowflake and message IDs, which
 # a SELECT makes without a transaction id, so no commit waits for the standby. An ID beyond the

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Removing pg_idgen from shared_preload_libraries (issue: the recovery error does not name
 # pg_idgen). After a crash with IDs made since the last checkpoint, a server without the library
-# cannot replay pg_idgen's WAL records: it stops with the exact message the README quotes. The
-# README's way out: preload again, start (recovery finishes), CHECKPOINT, clean stop, remove.
+# cannot replay pg_idgen's WAL records: it stops with the exact message docs/install.md quotes. The
+# way out it gives: preload again, start (recovery finishes), CHECKPOINT, clean stop, remove.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26443
 cluster_init unload $PORT
@@ -21,10 +21,10 @@ started=0
 cluster_start unload 2>/dev/null && started=1
 check "without the library, recovery refuses to start" eq "$started" 0
 msg=$(grep -o '[A-Z]*:  resource manager with ID [0-9]* not registered' "$dir/server.log" | head -1)
-check "with the message the README quotes ($msg)" grep -qF "\`$msg\`" "$REPO/README.md"
+check "with the message docs/install.md quotes ($msg)" grep -qF "\`$msg\`" "$REPO/docs/install.md"
 check "and PostgreSQL's hint, also quoted" grep -q 'Include the extension module that implements this resource manager in "\?shared_preload_libraries"\?' "$dir/server.log"
 
-# The way out, as the README gives it.
+# The way out, as docs/install.md gives it.
 as_pg sed -i "s/^shared_preload_libraries = ''$/shared_preload_libraries = 'pg_idgen'/" "$dir/postgresql.conf"
 cluster_start unload
 check "preloaded again, recovery finishes and every row is there" eq "$(q $PORT "SELECT count(*) FROM t")" 2000

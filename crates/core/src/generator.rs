@@ -1,6 +1,6 @@
 //! The Snowflake generator: one logical clock per node, advanced by compare-and-swap on one packed
 //! 64-bit word, so IDs are unique and strictly increasing across every process that shares the
-//! state (README guarantee 1), whatever the wall clock does (guarantees 2, 3 and 4).
+//! state (docs/guarantees.md, guarantee 1), whatever the wall clock does (guarantees 2, 3 and 4).
 //!
 //! The state word is a counter `c = tick << sequence_bits | sequence`; the next range of IDs starts
 //! at `max(now << sequence_bits, c + 1)`. Overflowing the sequence therefore borrows the next tick
@@ -19,7 +19,7 @@ use super::layout::{Field, Layout};
 
 const FLAG_BIT: u64 = 1 << 63;
 
-/// What to do when the wall clock is behind the logical clock (README guarantee 2).
+/// What to do when the wall clock is behind the logical clock (docs/guarantees.md, guarantee 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockPolicy {
     /// Go on counting from the last ID while the wall clock catches up, up to `max_ahead` ticks
@@ -147,7 +147,7 @@ pub trait Clock {
     fn sleep_ms(&self, ms: u64) -> Result<(), GenError>;
 }
 
-/// Makes ticks durable before IDs in them are handed out (README guarantee 3). `reserve(tick)` must
+/// Makes ticks durable before IDs in them are handed out (docs/guarantees.md, guarantee 3). `reserve(tick)` must
 /// not return until `state.reserved_tick >= tick` is durable.
 pub trait Reserver {
     fn reserve(&self, state: &GeneratorState, tick: u64) -> Result<(), GenError>;

@@ -1,4 +1,4 @@
-//! A node's earlier layouts, and what they ask of a new one (README guarantee 3 across a change of
+//! A node's earlier layouts, and what they ask of a new one (docs/guarantees.md, guarantee 3 across a change of
 //! `idgen.layout` between restarts).
 //!
 //! The durable mark bounds the *time* of every ID a node made, but two layouts put the same time
@@ -6,7 +6,7 @@
 //! node keeps, next to the mark, the layouts it made IDs with and until when. A new layout is
 //! accepted when, for every earlier one, either
 //! - the two can never make the same ID: both have the reserved field in the same bits, with
-//!   different fixed values (the README's advice for layouts that may change); or
+//!   different fixed values (docs/snowflake.md's advice for layouts that may change); or
 //! - from some tick on, every ID of the new layout is above every ID the old one made; the node
 //!   then starts at that tick (`start_ms`), which must not be too far ahead of the clock.
 //!

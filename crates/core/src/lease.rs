@@ -1,4 +1,4 @@
-//! A node's worker-id lease as its processes share it (README guarantee 7).
+//! A node's worker-id lease as its processes share it (docs/guarantees.md, guarantee 7).
 //!
 //! In lease mode the node's worker id is not a setting: a background worker leases one from a
 //! coordinator database and renews it. Every process that makes Snowflake IDs reads the lease
@@ -117,7 +117,7 @@ impl LeaseCell {
 /// ceiling. It is built only from what the coordinator wrote, never from the holder's wall clock,
 /// so whatever the holder does until its next heartbeat (a large batch under the `continue`
 /// policy, a clock stepped ahead) and however it stalls, it cannot make an ID its successor will
-/// make again (README guarantee 7). A holder whose clock runs ahead of the coordinator's by more
+/// make again (docs/guarantees.md, guarantee 7). A holder whose clock runs ahead of the coordinator's by more
 /// than the ttl cannot make IDs at all: refused, not repeated.
 pub fn ceiling_ms(reported_ms: Option<i64>, expires_ms: i64, ttl_ms: u64) -> i64 {
     reported_ms

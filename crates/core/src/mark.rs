@@ -1,4 +1,4 @@
-//! The durable high-water mark of a node's Snowflake generator (README guarantee 3).
+//! The durable high-water mark of a node's Snowflake generator (docs/guarantees.md, guarantee 3).
 //!
 //! The mark is a wall-clock instant, not a tick: every ID the node handed out has a time before
 //! `reserved_until_ms`. Kept in milliseconds so that it stays a safe bound when the layout's

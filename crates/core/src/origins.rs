@@ -1,4 +1,4 @@
-//! What a node knows of other database systems' IDs (README guarantee 3 across pg_upgrade).
+//! What a node knows of other database systems' IDs (docs/guarantees.md, guarantee 3 across pg_upgrade).
 //!
 //! The durable mark bounds the IDs this data directory's server made. pg_upgrade fills a new data
 //! directory with databases whose IDs another server made, and carries no mark: the new node's

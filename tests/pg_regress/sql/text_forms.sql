@@ -17,7 +17,7 @@ SELECT * FROM msgid_decode('ZZZZ-ZZZZ-ZZZZ-ZZZZ');
 SELECT ts AT TIME ZONE 'UTC' AS utc, sequence, session_type, session_hash
   FROM msgid_decode(msgid_from_timestamp('2023-11-14 22:13:20.123+00'));
 SELECT msgid_from_timestamp('2023-11-14 22:13:20.123+00') AS first_of_that_ms;
--- The README's example, computed independently: 2023-11-14 22:13:20.123, sequence 5, type 1.
+-- docs/text-forms.md's example, computed independently: 2023-11-14 22:13:20.123, sequence 5, type 1.
 SELECT ts AT TIME ZONE 'UTC' AS utc, sequence, session_type,
        session_hash = msgid_session_hash('group:1001') AS hash_of_group_1001
   FROM msgid_decode('EDTZ-LQJY-S2C6-K75V');

@@ -1,7 +1,7 @@
 //! Worker-id leases, model-checked: a coordinator and two holders (nodes) sharing one worker id,
 //! heartbeats whose answers arrive late or never, keepers that stall, leases that lapse, expire
 //! and are released, holders whose wall clocks are off (beyond the grace period too) and that run
-//! ahead of them up to `max_drift`. The property is README guarantee 7, in the stronger form the
+//! ahead of them up to `max_drift`. The property is docs/guarantees.md, guarantee 7, in the stronger form the
 //! handover promises: the ticks of the IDs made under one lease form a range, and the ranges of
 //! two holders never overlap (with one worker id, two holders' IDs in one tick can be equal). A
 //! range per lease, rather than the set of ticks, keeps the state space small enough to explore.
@@ -341,7 +341,7 @@ impl Model for LeaseModel {
             Property::always("the IDs of two holders never meet", |_, s: &State| {
                 !overlap(&s.made)
             }),
-            // README guarantee 7's other half: a lease never stops a sane node. A holder whose
+            // docs/guarantees.md, guarantee 7's other half: a lease never stops a sane node. A holder whose
             // clock is within the grace period of the coordinator's, whose lease is valid and
             // whose IDs have not run ahead of its clock, can make an ID at its clock's tick now
             // (the ceiling and the handover's floor never hold it back).

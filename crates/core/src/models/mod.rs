@@ -14,7 +14,7 @@ use std::hash::Hash;
 
 use stateright::{Checker, Model};
 
-/// The bound of time of the models: `IDGEN_MODEL_T_MAX` (the README's larger runs), else `default`.
+/// The bound of time of the models: `IDGEN_MODEL_T_MAX` (docs/guarantees.md's larger runs), else `default`.
 fn t_max(default: i64) -> i64 {
     std::env::var("IDGEN_MODEL_T_MAX")
         .ok()

@@ -4,7 +4,7 @@
 //! exiting between its commit and its publish), an administrator dropping and creating the type
 //! again (committing or rolling back), and crashes that lose shared memory and every open
 //! transaction. The property: no ID is handed out twice, in either database, across every life of
-//! each and every incarnation of the type. And the liveness the README claims, in the form a
+//! each and every incarnation of the type. And the liveness docs/guarantees.md claims, in the form a
 //! model checker can show: a caller never waits on a refill nobody is doing, and both databases
 //! hand out IDs (again after a drop and a create).
 //!
@@ -143,7 +143,7 @@ pub struct SegmentModel {
     pub limit: i64,
     pub max_admin_ops: u8,
     pub max_crashes: u8,
-    /// The remainder of each database (distinct, as the README requires): one database, or two
+    /// The remainder of each database (distinct, as docs/segments.md requires): one database, or two
     /// splitting the type's IDs.
     pub remainders: Vec<i64>,
     /// Publish a range before its transaction commits (a control: not the product).
@@ -553,7 +553,7 @@ fn shortest_repeat(m: impl Fn() -> SegmentModel) -> Vec<Action> {
 }
 
 /// One database with everything: callers, refills, whole ranges, two drops and two creates, two
-/// crashes, ranges up to ID 10. `IDGEN_MODEL_T_MAX` (the larger runs of the README) of 6 or more
+/// crashes, ranges up to ID 10. `IDGEN_MODEL_T_MAX` (the larger runs of docs/guarantees.md) of 6 or more
 /// takes ranges up to ID 14.
 fn product() -> SegmentModel {
     let larger = super::t_max(0) >= 6;
