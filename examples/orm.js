@@ -59,38 +59,26 @@ async function setup(table) {
 
 const items = (n) => Array.from({ length: n }, (_, i) => ({ item: `item ${i}` }));
 
-async function drizzle() {
+// Drizzle with its bigint in `mode`: 'bigint' is the recipe; 'number' is the hazard, kept for
+// comparison: it turns each key into a JavaScript number, which rounds every ID above 2^53.
+async function drizzleIn(mode, name, table) {
   const { drizzle } = require('drizzle-orm/node-postgres');
   const { pgTable, bigint, text } = require('drizzle-orm/pg-core');
   const { sql } = require('drizzle-orm');
-  await setup('drizzle_orders');
-  const orders = pgTable('drizzle_orders', {
-    id: bigint('id', { mode: 'bigint' }).primaryKey().default(sql`snowflake_next()`),
+  await setup(table);
+  const orders = pgTable(table, {
+    id: bigint('id', { mode }).primaryKey().default(sql`snowflake_next()`),
     item: text('item').notNull(),
   });
   const db = drizzle(url);
   const one = await db.insert(orders).values({ item: 'one' }).returning({ id: orders.id });
   const many = await db.insert(orders).values(items(N)).returning({ id: orders.id });
   await db.$client.end();
-  return compare('drizzle-orm', 'drizzle_orders', [...one, ...many].map((r) => r.id));
+  return compare(name, table, [...one, ...many].map((r) => r.id));
 }
 
-// The hazard, for comparison: Drizzle's bigint in mode 'number' turns each key into a JavaScript
-// number, which rounds every ID above 2^53.
-async function drizzleNumber() {
-  const { drizzle } = require('drizzle-orm/node-postgres');
-  const { pgTable, bigint, text } = require('drizzle-orm/pg-core');
-  const { sql } = require('drizzle-orm');
-  await setup('drizzle_number_orders');
-  const orders = pgTable('drizzle_number_orders', {
-    id: bigint('id', { mode: 'number' }).primaryKey().default(sql`snowflake_next()`),
-    item: text('item').notNull(),
-  });
-  const db = drizzle(url);
-  const rows = await db.insert(orders).values(items(N + 1)).returning({ id: orders.id });
-  await db.$client.end();
-  return compare('drizzle-orm mode number (the hazard)', 'drizzle_number_orders', rows.map((r) => r.id));
-}
+const drizzle = () => drizzleIn('bigint', 'drizzle-orm', 'drizzle_orders');
+const drizzleNumber = () => drizzleIn('number', 'drizzle-orm mode number (the hazard)', 'drizzle_number_orders');
 
 async function knex() {
   const k = require('knex')({ client: 'pg', connection: url });
