@@ -1192,3 +1192,60 @@ COMMENT ON FUNCTION id_span(interval, text) IS
   'How many IDs of a named layout or layout spec a span of time covers.';
 COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
   'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
+
+-- IDs at a past time (docs/backfill.md): the counters, as sql/install/backfill.sql makes them.
+CREATE TABLE idgen_internal.backfill_counters (
+    stream     integer NOT NULL CHECK (stream >= -1),
+    bucket     bigint NOT NULL CHECK (bucket >= 0),
+    next_seq   integer NOT NULL CHECK (next_seq >= 0),
+    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (stream, bucket)
+);
+COMMENT ON TABLE idgen_internal.backfill_counters IS 'IDs at a past time (snowflake_at, uuidv7_at): per stream (the backfill worker id, -1 for UUIDv7s) and bucket of 1,024 ticks, the first sequence number no backfill has had. Written only by the allocator worker; never move a counter back or delete a row.';
+REVOKE ALL ON idgen_internal.backfill_counters FROM PUBLIC;
+-- pg_dump keeps the counters, so backfills after a restore continue above them.
+SELECT pg_catalog.pg_extension_config_dump('idgen_internal.backfill_counters', '');
+
+-- A counter moved back, or a row deleted, would hand its numbers out again.
+CREATE FUNCTION idgen_internal.backfill_counters_guard() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.stream <> OLD.stream OR NEW.bucket <> OLD.bucket OR NEW.next_seq < OLD.next_seq THEN
+            RAISE EXCEPTION 'a backfill counter can only move forward'
+                USING ERRCODE = '22023',
+                      HINT = 'Its numbers may have been handed out; to start over, set idgen.backfill_worker_id to a worker id no node has used.';
+        END IF;
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'the rows of idgen_internal.backfill_counters cannot be deleted'
+        USING ERRCODE = '55000',
+              HINT = 'Their numbers may have been handed out; to start over, set idgen.backfill_worker_id to a worker id no node has used.';
+END $$;
+COMMENT ON FUNCTION idgen_internal.backfill_counters_guard() IS 'Trigger of idgen_internal.backfill_counters: a counter only moves forward, and no row is deleted (their numbers may have been handed out).';
+CREATE TRIGGER backfill_counters_forward BEFORE UPDATE OR DELETE ON idgen_internal.backfill_counters
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
+CREATE TRIGGER backfill_counters_keep BEFORE TRUNCATE ON idgen_internal.backfill_counters
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
+CREATE FUNCTION snowflake_at(ts timestamptz) RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_at_wrapper';
+CREATE FUNCTION snowflake_at_batch(ts timestamptz[]) RETURNS bigint[]
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_at_batch_wrapper';
+CREATE FUNCTION uuidv7_at(ts timestamptz) RETURNS uuid
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_at_wrapper';
+CREATE FUNCTION uuidv7_at_batch(ts timestamptz[]) RETURNS uuid[]
+STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_at_batch_wrapper';
+COMMENT ON FUNCTION snowflake_at(timestamptz) IS
+  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
+COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
+  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
+COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
+  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
+COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
+  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
+REVOKE EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
+    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
+    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) TO idgen_admin;
+REVOKE EXECUTE ON FUNCTION idgen_internal.backfill_counters_guard() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen_internal.backfill_counters_guard() TO idgen_admin;

@@ -52,6 +52,11 @@ static SEGMENT_MAX_STEP: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
 static SEGMENT_STEP_TARGET_MS: GucSetting<i32> = GucSetting::<i32>::new(900_000);
 /// Superuser (or GRANT SET ON PARAMETER): the longest a caller waits for the allocator.
 static SEGMENT_WAIT_TIMEOUT_MS: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+/// Sighup: the worker id of this node's IDs at a past time (snowflake_at); -1: none.
+static BACKFILL_WORKER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+/// Sighup: the database that holds this node's backfill counters.
+static BACKFILL_DATABASE: GucSetting<Option<std::ffi::CString>> =
+    GucSetting::<Option<std::ffi::CString>>::new(None);
 /// What the event trigger of sql/install/key_types.sql does with a column that cannot hold its default's
 /// IDs; read by that trigger with current_setting().
 static KEY_TYPE_CHECK: GucSetting<KeyTypeCheck> =
@@ -132,6 +137,19 @@ pub fn segment_step_target_ms() -> i64 {
 
 pub fn segment_wait_timeout_ms() -> u64 {
     SEGMENT_WAIT_TIMEOUT_MS.get() as u64
+}
+
+/// idgen.backfill_worker_id: None when it is -1 (backfills are off).
+pub fn backfill_worker_id() -> Option<u64> {
+    u64::try_from(BACKFILL_WORKER_ID.get()).ok()
+}
+
+/// idgen.backfill_database, None when empty.
+pub fn backfill_database() -> Option<String> {
+    BACKFILL_DATABASE
+        .get()
+        .map(|c| c.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
 }
 
 pub fn lease_mode() -> bool {
@@ -412,6 +430,23 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (raindrop).",
         &WORKER_LEASE_MAX,
         (-1, i32::MAX),
         GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    int(
+        c"idgen.backfill_worker_id",
+        c"The worker id of this node's IDs at a past time (snowflake_at); -1: no backfills.",
+        c"A worker id no node and no app server makes live IDs with, now or ever, and no other node's backfill worker id.",
+        &BACKFILL_WORKER_ID,
+        (-1, i32::MAX),
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"idgen.backfill_database",
+        c"The database that holds this node's backfill counters (snowflake_at, uuidv7_at).",
+        c"One database per node, with CREATE EXTENSION pg_idgen; every database of the node backfills through its counters.",
+        &BACKFILL_DATABASE,
+        GucContext::Sighup,
         GucFlags::default(),
     );
     int(

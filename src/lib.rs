@@ -6,6 +6,7 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
+mod backfill;
 mod citus;
 mod codec;
 mod decode;

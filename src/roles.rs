@@ -40,6 +40,15 @@ pub fn init() {
     privilege_hint::on_permission_denied(hint_for, &[c"idgen"]);
 }
 
+/// Functions in the extension's own schema that PUBLIC may not execute: IDs at a past time use up
+/// the node's backfill counters (docs/backfill.md).
+const BACKFILL: &[&str] = &[
+    "snowflake_at",
+    "snowflake_at_batch",
+    "uuidv7_at",
+    "uuidv7_at_batch",
+];
+
 /// The role a user needs to use the `idgen` object of that name, if PUBLIC may not.
 fn role_for(object: &str) -> Option<&'static str> {
     if CLIENT.contains(&object) {
@@ -58,6 +67,11 @@ const MONITORED: &[&str] = &["segment_status", "worker_leases"];
 /// The hint for a privilege error about `object`. PostgreSQL's message names the object without
 /// its schema, so the hint says which object it means.
 fn hint_for(object: &str) -> Option<String> {
+    if BACKFILL.contains(&object) {
+        return Some(format!(
+            "pg_idgen's {object}() makes IDs at a past time from the node's backfill counters: it is for members of idgen_admin and the roles they grant it to, with GRANT idgen_admin TO <role> or GRANT EXECUTE ON FUNCTION {object} TO <role>."
+        ));
+    }
     let role = role_for(object)?;
     if MONITORED.contains(&object) {
         return Some(format!(

@@ -130,6 +130,16 @@ COMMENT ON FUNCTION id_span(interval, text) IS
 COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
   'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
 
+-- IDs at a past time (docs/backfill.md).
+COMMENT ON FUNCTION snowflake_at(timestamptz) IS
+  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
+COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
+  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
+COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
+  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
+COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
+  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
+
 -- Worker-id leases (raindrop's worker table), on a coordinator database.
 COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS
   'Lease a worker id in [min_id, max_id] (default: this layout''s worker range) for ttl. The same code gets its old id back first; a live lease is never handed out twice. Returns the id, the lease number (a fencing token that grows by a random step with each holder: pass it to heartbeat and release, it proves the holder), the expiry, and start_after: make IDs only later than it. Run it in autocommit mode.';
@@ -359,6 +369,11 @@ GRANT EXECUTE ON FUNCTION idgen.worker_acquire(text, interval, integer, integer)
 
 -- Administrators: everything in idgen (and the functions behind its views).
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal TO idgen_admin;
+-- IDs at a past time: administrators, and the roles they grant them to (docs/backfill.md).
+REVOKE EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
+    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
+    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) TO idgen_admin;
 -- (Deleting a row of idgen.segments_retired is how an administrator lets a dropped type's IDs be
 -- handed out again.)
 GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.segments_retired, idgen.workers TO idgen_admin;

@@ -50,6 +50,9 @@ pub fn restore_from_mark(shared: &Shared) {
     match check_layout_history(&dir, until, &g.layout) {
         // IDs must start at the tick of start_ms: count on after the tick before it.
         Ok((start_ms, changed)) => {
+            shared
+                .layout_start_ms
+                .store(start_ms, std::sync::atomic::Ordering::Relaxed);
             floor = g.layout.tick_of_ms(start_ms).and_then(|t| t.checked_sub(1));
             tick = tick.max(floor);
             same_layout = !changed;

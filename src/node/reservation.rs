@@ -120,6 +120,19 @@ fn renew_one(
         .map(|()| true)
 }
 
+/// Makes the durable mark cover `ms`, the time of an ID made outside the clock streams (an ID at
+/// a past time, src/backfill.rs): the layout history bounds the IDs of a layout by the mark, so a
+/// later change of layout starts above this ID too.
+pub fn cover_ms(ms: i64) -> Result<(), String> {
+    let shared = shared::shared();
+    if shared.mark_ms.load(Acquire) > ms {
+        return Ok(());
+    }
+    let g = super::generator::node();
+    let tick = g.layout.tick_of_ms(ms).unwrap_or(0);
+    MarkReserver(&g.layout).extend(&shared.snowflake, tick, &|| None)
+}
+
 /// Moves every stream of the node past `ms` and reserves the Snowflake stream's next tick
 /// durably, so the move survives a crash and reaches the standbys before this returns
 /// (`idgen.snowflake_start_after`). Returns the start (ms) of the Snowflake stream's next tick.

@@ -20,6 +20,9 @@ pub struct Shared {
     pub msgid: GeneratorState,
     /// The clock and counter of UUIDv7s (and ULIDs), the same machinery again.
     pub uuidv7: GeneratorState,
+    /// The time (ms since 1970) from which the current layout makes IDs: 0 when the node never
+    /// made IDs with another layout (core::layout_history). IDs at a past time stay after it.
+    pub layout_start_ms: std::sync::atomic::AtomicI64,
     /// The durable mark as last written (ms): it only moves up, whichever generator moves it.
     pub mark_ms: std::sync::atomic::AtomicI64,
     /// The WAL position of the newest mark record this server wrote (0: none since start).

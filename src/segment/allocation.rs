@@ -1,9 +1,11 @@
 //! One allocation round of the allocator worker (allocator_worker.rs): claim what this database's
-//! backends asked for, move each type's `max_id` in the worker's transaction (table.rs), and once
-//! it has committed, publish the ranges to the slots and request cells that wait for them.
+//! backends asked for, move each type's `max_id` (table.rs) and each backfill bucket's counter
+//! (backfill_counters.rs) in the worker's transaction, and once it has committed, publish the
+//! ranges and blocks to the slots and cells that wait for them.
 
 use pgrx::prelude::*;
 
+use super::backfill_counters;
 use super::cache::{self, Key, RequestState};
 use super::table::{self, Locked};
 use crate::gucs;
@@ -19,6 +21,8 @@ pub enum Outcome {
     Fault(Fault),
     /// The row is locked by another transaction (an admin's UPDATE, segment_drop): try later.
     Locked,
+    /// Backfill blocks, per bucket asked for (None: the bucket is full), or a fault code.
+    Blocks(Result<Vec<Option<(u32, u32)>>, u32>),
 }
 
 /// What a backend asked for: a refill of its type's slot, or a whole range in its request cell.
@@ -37,14 +41,14 @@ pub enum Item {
         seq: u64,
         key: Key,
     },
-}
-
-impl Item {
-    fn key(&self) -> &Key {
-        match self {
-            Item::Refill { key, .. } | Item::Alloc { key, .. } => key,
-        }
-    }
+    /// Blocks of backfill counters for a backend of any database (backfill.rs).
+    Backfill {
+        cell: usize,
+        seq: u64,
+        stream: i32,
+        capacity: u32,
+        wants: Vec<(u64, u32)>,
+    },
 }
 
 /// Claims what this database's backends asked for, up to [`BATCH`] items.
@@ -82,6 +86,29 @@ pub fn collect(db: u32) -> Vec<Item> {
         });
         items.extend(claimed);
     }
+    for (i, cell) in cache::backfill_cells().iter().enumerate() {
+        if items.len() >= BATCH {
+            break;
+        }
+        let claimed = cell.with(|d| {
+            (d.state == RequestState::Pending && d.db == db).then(|| {
+                d.state = RequestState::Working;
+                (d.seq, d.stream, d.capacity, d.count as usize, d.items)
+            })
+        });
+        if let Some((seq, stream, capacity, count, asked)) = claimed {
+            items.push(Item::Backfill {
+                cell: i,
+                seq,
+                stream,
+                capacity,
+                wants: asked[..count.min(asked.len())]
+                    .iter()
+                    .map(|a| (a.bucket, a.want))
+                    .collect(),
+            });
+        }
+    }
     items
 }
 
@@ -96,7 +123,20 @@ fn unreadable(name: &str, e: impl std::fmt::Display) -> Outcome {
 /// Moves one type's `max_id` forward inside the worker's transaction. The row is locked with
 /// SKIP LOCKED, so a row held by someone else's open transaction delays only its own type.
 pub fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
-    let name = item.key().name();
+    let key = match item {
+        Item::Refill { key, .. } | Item::Alloc { key, .. } => key,
+        Item::Backfill {
+            stream,
+            capacity,
+            wants,
+            ..
+        } => {
+            return Outcome::Blocks(Spi::connect_mut(|client| {
+                backfill_counters::reserve_blocks(client, *stream, *capacity, wants)
+            }))
+        }
+    };
+    let name = key.name();
     Spi::connect_mut(|client| {
         let row = match table::lock_for_allocation(client, &name) {
             Ok(Locked::Row(row)) => row,
@@ -131,7 +171,7 @@ pub fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
                 };
                 leaf.max(floor)
             }
-            Item::Alloc { .. } => configured,
+            _ => configured,
         };
         // Near the top of bigint a grown step shrinks back towards the configured one.
         let step = step.min(i64::MAX.saturating_sub(max_id)).max(configured);
@@ -162,7 +202,7 @@ pub fn publish(item: &Item, outcome: Outcome) {
                 match outcome {
                     Outcome::Range(range, step) => d.state.install(range, step, now_us()),
                     Outcome::Fault(f) => d.state.fail(f),
-                    Outcome::Locked => d.state.unclaim(),
+                    Outcome::Locked | Outcome::Blocks(_) => d.state.unclaim(),
                 }
             });
             s.broadcast();
@@ -183,8 +223,28 @@ pub fn publish(item: &Item, outcome: Outcome) {
                         d.fault = f as u32;
                         d.state = RequestState::Done;
                     }
-                    Outcome::Locked => d.state = RequestState::Pending,
+                    Outcome::Locked | Outcome::Blocks(_) => d.state = RequestState::Pending,
                 }
+            });
+            c.broadcast();
+        }
+        Item::Backfill { cell, seq, .. } => {
+            let c = &cache::backfill_cells()[cell];
+            c.with(|d| {
+                if d.seq != seq || d.state != RequestState::Working {
+                    return;
+                }
+                match outcome {
+                    Outcome::Blocks(Ok(blocks)) => {
+                        for (item, block) in d.items.iter_mut().zip(blocks) {
+                            (item.first, item.len) = block.unwrap_or((0, 0));
+                        }
+                        d.fault = 0;
+                    }
+                    Outcome::Blocks(Err(code)) => d.fault = code,
+                    _ => d.fault = cache::FAULT_UNREADABLE,
+                }
+                d.state = RequestState::Done;
             });
             c.broadcast();
         }

@@ -317,4 +317,17 @@ unsafe extern "C-unwind" fn on_exit(_code: i32, arg: pg_sys::Datum) {
             cell.broadcast();
         }
     }
+    for cell in cache::backfill_cells() {
+        let failed = cell.with(|d| {
+            let mine = d.state == RequestState::Working && d.db == db;
+            if mine {
+                d.fault = cache::FAULT_WORKER_GONE;
+                d.state = RequestState::Done;
+            }
+            mine
+        });
+        if failed {
+            cell.broadcast();
+        }
+    }
 }

@@ -70,13 +70,13 @@ fn resolve(key: &Key, name: &str) -> (usize, u64) {
 }
 
 /// Waits on a condition variable with a deadline; raises 55000 when it passes.
-struct Waiter {
+pub(super) struct Waiter {
     prepared: bool,
     deadline: Instant,
 }
 
 impl Waiter {
-    fn new() -> Waiter {
+    pub(super) fn new() -> Waiter {
         let ms = gucs::segment_wait_timeout_ms();
         Waiter {
             prepared: false,
@@ -86,7 +86,7 @@ impl Waiter {
 
     /// The first call only prepares (the caller must look again before sleeping, or it could
     /// miss a wake-up); later calls sleep up to 100 ms. False once the deadline has passed.
-    fn sleep(&mut self, cv: *mut pg_sys::ConditionVariable) -> bool {
+    pub(super) fn sleep(&mut self, cv: *mut pg_sys::ConditionVariable) -> bool {
         // SAFETY: cv is a condition variable in our shared memory; PostgreSQL cancels a prepared
         // sleep itself if an ERROR or cancel interrupts the wait.
         unsafe {
@@ -165,7 +165,7 @@ pub fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
 }
 
 /// This backend's slot among all processes (a request cell per slot).
-fn my_proc_number() -> usize {
+pub(super) fn my_proc_number() -> usize {
     // SAFETY: set for every backend before it runs a query.
     #[cfg(any(feature = "pg15", feature = "pg16"))]
     let n = unsafe { (*pg_sys::MyProc).pgprocno };

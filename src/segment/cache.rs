@@ -1,6 +1,7 @@
 //! The shared-memory side of segment mode: one slot per cached business type (a double buffer
 //! from `core::segment` behind a spinlock), one request cell per backend for whole-range
-//! allocations, and the registry of allocator workers (one per database).
+//! allocations and one for backfill blocks, and the registry of allocator workers (one per
+//! database).
 //!
 //! Locking: a slot's key and generation change only under the directory LWLock held exclusively
 //! *and* the slot's spinlock; its buffers change under the spinlock alone. Spinlocks guard a few
@@ -164,6 +165,47 @@ pub enum RequestState {
 
 pub type Request = Locked<RequestData>;
 
+/// Buckets one backfill request asks for (segment/backfill.rs asks again for more).
+pub const BACKFILL_ITEMS: usize = 128;
+
+/// One bucket of a backfill request: the block asked for, and the allocator's answer.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BackfillItem {
+    pub bucket: u64,
+    pub want: u32,
+    pub first: u32,
+    /// 0 in an answer: the bucket has no number left.
+    pub len: u32,
+}
+
+/// Blocks of backfill counters (snowflake_at, uuidv7_at) asked for by one backend, answered by
+/// the allocator of the database that holds the counters (idgen.backfill_database).
+#[repr(C)]
+pub struct BackfillData {
+    pub state: RequestState,
+    /// Bumped per request, as in [`RequestData`].
+    pub seq: u64,
+    /// The database whose allocator answers (the counters' database, not the caller's).
+    pub db: u32,
+    pub stream: i32,
+    /// Numbers per tick (the layout's sequence field).
+    pub capacity: u32,
+    pub count: u32,
+    pub items: [BackfillItem; BACKFILL_ITEMS],
+    /// 0, or what went wrong (segment/backfill.rs).
+    pub fault: u32,
+}
+
+pub type BackfillCell = Locked<BackfillData>;
+
+/// Why the allocator gave no blocks (a backfill cell's `fault`): it exited first.
+pub const FAULT_WORKER_GONE: u32 = 1;
+/// The counters' database has no idgen_internal.backfill_counters (no CREATE EXTENSION there).
+pub const FAULT_NOT_INSTALLED: u32 = 2;
+/// The allocator could not read or write the counters (its log says why).
+pub const FAULT_UNREADABLE: u32 = 3;
+
 #[repr(u32)]
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum AllocatorState {
@@ -205,12 +247,14 @@ struct Area {
     header: *mut Header,
     slots: *mut Slot,
     requests: *mut Request,
+    backfills: *mut BackfillCell,
 }
 
 static mut AREA: Area = Area {
     header: null_mut(),
     slots: null_mut(),
     requests: null_mut(),
+    backfills: null_mut(),
 };
 
 const ALIGN: usize = 64;
@@ -232,6 +276,7 @@ pub fn shmem_size() -> usize {
         + round_up(size_of::<Header>())
         + slots * size_of::<Slot>()
         + requests * size_of::<Request>()
+        + requests * size_of::<BackfillCell>()
 }
 
 /// The LWLock over the directory (which slot holds which business type), the region's one lock.
@@ -255,6 +300,7 @@ pub unsafe fn attach(base: *mut u8, locks: *mut pg_sys::LWLockPadded, found: boo
         let header = start as *mut Header;
         let slots = start.add(round_up(size_of::<Header>())) as *mut Slot;
         let requests = slots.add(slot_count) as *mut Request;
+        let backfills = requests.add(request_count) as *mut BackfillCell;
         if !found {
             std::ptr::write_bytes(start, 0, shmem_size() - ALIGN);
             (*header).slot_count = slot_count as u32;
@@ -265,6 +311,7 @@ pub unsafe fn attach(base: *mut u8, locks: *mut pg_sys::LWLockPadded, found: boo
             }
             for i in 0..request_count {
                 pg_sys::ConditionVariableInit((*requests.add(i)).cv());
+                pg_sys::ConditionVariableInit((*backfills.add(i)).cv());
             }
         }
         DIR_LOCK = &raw mut (*locks).lock;
@@ -272,6 +319,7 @@ pub unsafe fn attach(base: *mut u8, locks: *mut pg_sys::LWLockPadded, found: boo
             header,
             slots,
             requests,
+            backfills,
         };
     }
 }
@@ -295,6 +343,12 @@ pub fn requests() -> &'static [Request] {
     let h = header();
     // SAFETY: `request_count` cells were laid out after the slots at startup.
     unsafe { std::slice::from_raw_parts(AREA.requests, h.request_count as usize) }
+}
+
+pub fn backfill_cells() -> &'static [BackfillCell] {
+    let h = header();
+    // SAFETY: a cell per request cell was laid out after the request cells at startup.
+    unsafe { std::slice::from_raw_parts(AREA.backfills, h.request_count as usize) }
 }
 
 pub fn allocators() -> &'static Locked<[AllocatorData; MAX_ALLOCATORS]> {

@@ -3,12 +3,16 @@
 //! cache (backend.rs); one allocator worker per database (allocator_worker.rs) commits the ranges
 //! in its own transactions (allocation.rs) before they are handed out. `idgen.segments`, the table,
 //! is read and written only by table.rs; the administrators' functions are admin.rs, and
-//! columns.rs finds the IDs already held by columns that default to `segment_next()`.
+//! columns.rs finds the IDs already held by columns that default to `segment_next()`. The same
+//! allocator commits the counters of IDs at a past time (backfill.rs asks, backfill_counters.rs
+//! writes; the SQL functions are src/backfill.rs).
 
 mod admin;
 mod allocation;
 mod allocator_worker;
 mod backend;
+pub mod backfill;
+mod backfill_counters;
 mod cache;
 mod columns;
 mod errors;

@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod backfill;
 pub mod civil;
 pub mod codec;
 pub mod ff1;

@@ -101,6 +101,16 @@ SELECT p.oid::regprocedure AS public_function
    AND has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
  ORDER BY p.oid::regprocedure::text;
 
+-- In the extension's own schema PUBLIC may execute every function but the backfills (IDs at a
+-- past time use up the node's backfill counters: idgen_admin, and the roles it grants them to).
+SELECT p.oid::regprocedure AS not_for_public
+  FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+ WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'pg_idgen') AND d.deptype = 'e'
+   AND d.classid = 'pg_proc'::regclass
+   AND p.pronamespace NOT IN ('idgen'::regnamespace, 'idgen_internal'::regnamespace)
+   AND NOT has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
+ ORDER BY p.oid::regprocedure::text;
+
 -- A refusal names the role to grant (PostgreSQL raises it before pg_idgen's code runs; the hint
 -- is added on its way to the client). A table or view gets it only if it is pg_idgen's: a user's
 -- own tables called workers or segments get none, nor do other privilege errors.
@@ -109,6 +119,7 @@ SELECT idgen.segment_create('x');
 SELECT count(*) FROM idgen.segment_status;
 DELETE FROM idgen.node_origins;
 SELECT * FROM idgen.worker_acquire('x');
+SELECT snowflake_at(now());
 RESET ROLE;
 CREATE TABLE priv_own (id int);
 CREATE TABLE public.workers (id int);

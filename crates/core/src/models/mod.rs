@@ -4,6 +4,7 @@
 //! the SQL and pgrx glue it writes out. Each has a control: the protocol without its fix, on
 //! which the checker must find the repeat the fix closes.
 
+mod backfill;
 mod horizon;
 mod lease;
 mod mark;

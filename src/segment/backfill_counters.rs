@@ -1,0 +1,70 @@
+//! `idgen_internal.backfill_counters`, the counters of backfill blocks (core::backfill): every
+//! statement pg_idgen runs on it is here, run by the allocator worker in its transaction.
+
+use pgrx::spi::SpiClient;
+
+use super::cache::{FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
+use pg_idgen_core::backfill::reserve;
+
+/// Reserves a block per `(bucket, want)` of `stream` in the allocator's transaction: reads each
+/// bucket's counter (locked), moves it past the block, and gives `(first, len)`, or None for a
+/// bucket with no number left below `capacity`. Each bucket sees the blocks reserved before it in
+/// the same transaction. Err is a fault code (the table is missing or does not read as created).
+pub fn reserve_blocks(
+    client: &mut SpiClient<'_>,
+    stream: i32,
+    capacity: u32,
+    wants: &[(u64, u32)],
+) -> Result<Vec<Option<(u32, u32)>>, u32> {
+    let installed = client
+        .select(
+            "SELECT pg_catalog.to_regclass('idgen_internal.backfill_counters') IS NOT NULL",
+            Some(1),
+            &[],
+        )
+        .and_then(|t| t.first().get::<bool>(1))
+        .map_err(unreadable)?;
+    if installed != Some(true) {
+        return Err(FAULT_NOT_INSTALLED);
+    }
+    let mut out = Vec::with_capacity(wants.len());
+    for &(bucket, want) in wants {
+        let bucket = i64::try_from(bucket).map_err(|_| FAULT_UNREADABLE)?;
+        let next = client
+            .update(
+                "SELECT next_seq FROM idgen_internal.backfill_counters \
+                 WHERE stream = $1 AND bucket = $2 FOR UPDATE",
+                Some(1),
+                &[stream.into(), bucket.into()],
+            )
+            .and_then(|t| {
+                if t.is_empty() {
+                    Ok(Some(0))
+                } else {
+                    t.first().get::<i32>(1)
+                }
+            })
+            .map_err(unreadable)?
+            .ok_or_else(|| unreadable("a NULL next_seq"))?;
+        let next = u32::try_from(next).map_err(|_| unreadable("a negative next_seq"))?;
+        let block = reserve(next, want, capacity);
+        if let Some((first, len)) = block {
+            client
+                .update(
+                    "INSERT INTO idgen_internal.backfill_counters AS c (stream, bucket, next_seq) \
+                     VALUES ($1, $2, $3) ON CONFLICT (stream, bucket) \
+                     DO UPDATE SET next_seq = excluded.next_seq, updated_at = pg_catalog.now()",
+                    None,
+                    &[stream.into(), bucket.into(), ((first + len) as i32).into()],
+                )
+                .map_err(unreadable)?;
+        }
+        out.push(block);
+    }
+    Ok(out)
+}
+
+fn unreadable(e: impl std::fmt::Display) -> u32 {
+    pgrx::warning!("pg_idgen segment allocator: idgen_internal.backfill_counters: {e}");
+    FAULT_UNREADABLE
+}
