@@ -66,6 +66,11 @@ DECLARE
     own integer := CASE WHEN current_setting('idgen.worker_id_source') = 'setting'
                          AND (SELECT s.source FROM pg_settings s WHERE s.name = 'idgen.worker_id') <> 'default'
                         THEN current_setting('idgen.worker_id')::integer END;
+    -- The worker id of its IDs at a past time (snowflake_at), when it backfills: no live holder
+    -- may ever make IDs with it.
+    backfill integer := nullif(coalesce(current_setting('idgen.backfill_worker_id', true), '-1')::integer, -1);
+    -- The ids this server keeps for itself, never leased.
+    kept integer[] := array_remove(ARRAY[own, backfill], NULL);
     span integer;
     n_held bigint;
     n_grace bigint;
@@ -91,12 +96,17 @@ BEGIN
         RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
             USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
     END IF;
-    span := hi - lo + 1 - CASE WHEN own BETWEEN lo AND hi THEN 1 ELSE 0 END;
-    IF span = 0 THEN
+    span := hi - lo + 1 - (SELECT count(DISTINCT k) FROM unnest(kept) k WHERE k BETWEEN lo AND hi)::integer;
+    IF span = 0 AND own BETWEEN lo AND hi THEN
         RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s own worker id', lo, hi, own
             USING ERRCODE = '53000',
                   DETAIL = 'This server makes Snowflake IDs with idgen.worker_id = ' || own || ', so it never leases that id to another holder.',
                   HINT = 'Widen min_id/max_id, or give this server a worker id outside the range its holders lease in.';
+    ELSIF span = 0 THEN
+        RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s backfill worker id', lo, hi, backfill
+            USING ERRCODE = '53000',
+                  DETAIL = 'This server makes IDs at a past time with idgen.backfill_worker_id = ' || backfill || ', so it never leases that id to another holder.',
+                  HINT = 'Widen min_id/max_id, or give this server a backfill worker id outside the range its holders lease in.';
     END IF;
     IF current_setting('synchronous_commit') = 'off' THEN
         -- A lease a crash could forget might be handed out twice.
@@ -105,7 +115,7 @@ BEGIN
 
     -- 1. The id this code held before, if it is free (raindrop's PriorityEqualCodeWorkId).
     SELECT * INTO r FROM idgen.workers w
-     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own
+     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)
        AND idgen_internal.worker_free_at(w) <= clock_timestamp()
      ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
     -- 2. and 3., tried again while the range has an id never leased that others were claiming
@@ -136,7 +146,7 @@ BEGIN
             FOREACH gap IN ARRAY starts LOOP
                 c := gap;
                 WHILE c <= hi AND tries < 64 AND skipped < 4096 LOOP
-                    IF c = own THEN
+                    IF c = ANY (kept) THEN
                         c := c + 1;
                         CONTINUE;
                     END IF;
@@ -173,14 +183,14 @@ BEGIN
         END LOOP;
         -- 3. The id that has been free the longest.
         SELECT * INTO r FROM idgen.workers w
-         WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own
+         WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)
            AND idgen_internal.worker_free_at(w) <= clock_timestamp()
          ORDER BY idgen_internal.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
         -- Nothing free: true when every id of the range has a row; otherwise another acquirer
         -- holds the advisory lock of each id not yet leased, and may yet roll back.
         EXIT attempts WHEN r.worker_id IS NULL
             AND (SELECT count(*) FROM idgen.workers w
-                  WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own) >= span;
+                  WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)) >= span;
     END LOOP;
     IF r.worker_id IS NULL THEN
         SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
@@ -188,14 +198,15 @@ BEGIN
                min(idgen_internal.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
                count(*)
           INTO n_held, n_grace, soonest, n_rows
-          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id IS DISTINCT FROM own;
+          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept);
         RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
                 lo, hi, n_held, n_grace
             USING ERRCODE = '53000',
                   DETAIL = format('An expired lease can be taken again %s s after it expires (idgen.worker_lease_grace). The soonest is free at %s.',
                                   extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet'))
                            || CASE WHEN n_rows < span THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', span - n_rows) ELSE '' END
-                           || CASE WHEN own BETWEEN lo AND hi THEN format(' Id %s is this server''s own worker id (idgen.worker_id), never leased.', own) ELSE '' END,
+                           || CASE WHEN own BETWEEN lo AND hi THEN format(' Id %s is this server''s own worker id (idgen.worker_id), never leased.', own) ELSE '' END
+                           || CASE WHEN backfill BETWEEN lo AND hi THEN format(' Id %s is this server''s backfill worker id (idgen.backfill_worker_id), never leased.', backfill) ELSE '' END,
                   HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
     END IF;
     IF r.lease > 9223372036854775807 - step THEN

@@ -192,6 +192,14 @@ check "after the change, a time before it: 22023, the detail says why" \
 check "... a time after it: an ID" grep -qE "^[0-9]+$" <<<"$(state $C "SELECT snowflake_at(now() - interval '1 ms')")"
 cluster_stop bf_c
 
+phase "a lease coordinator never leases its backfill worker id"
+check "holders leasing in 1021 to 1023 get 1021 and 1022" \
+  eq "$(q $A "SELECT string_agg((idgen.worker_acquire('holder' || i, '1 min', 1021, 1023)).worker_id::text, ',' ORDER BY i) FROM generate_series(1, 2) i")" "1021,1022"
+check "... the third: 53000, saying that 1023 is the backfill worker id" \
+  grep -q "ERROR:  53000.*Id 1023 is this server's backfill worker id" <<<"$(tr '\n' ' ' <<<"$(state $A "SELECT * FROM idgen.worker_acquire('holder3', '1 min', 1021, 1023)")")"
+check "a range of only 1023: 53000" \
+  grep -q "ERROR:  53000: no worker id is free between 1023 and 1023: 1023 is this server's backfill worker id" <<<"$(state $A "SELECT * FROM idgen.worker_acquire('holder4', '1 min', 1023, 1023)")"
+
 phase "privileges"
 q $A "CREATE ROLE alice LOGIN; CREATE ROLE importer LOGIN"
 as_alice() { psql -h 127.0.0.1 -p $A -U "$1" -d postgres -X -q -A -t -c "\set VERBOSITY verbose" -c "$2" 2>&1 || true; }
