@@ -130,7 +130,8 @@ fn snowflake_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<i64> {
     }
     let capacity = layout.per_tick().min(i32::MAX as u64) as u32;
     let datacenter = gucs::datacenter_id() as u64;
-    let numbers = numbers(func, worker as i32, capacity, &ticks, |tick| {
+    let now_tick = layout.tick_of_ms(now).unwrap_or(0);
+    let numbers = numbers(func, worker as i32, capacity, &ticks, now_tick, |tick| {
         (
             format!(
                 "all {capacity} sequence numbers of backfill worker id {worker} at {} are taken",
@@ -166,7 +167,7 @@ fn uuid_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<[u8; 16]> {
         })
         .collect();
     let capacity = 1u32 << uuid7::COUNTER_BITS;
-    let numbers = numbers(func, UUID_STREAM, capacity, &ms, |ms| {
+    let numbers = numbers(func, UUID_STREAM, capacity, &ms, now.max(0) as u64, |ms| {
         (
             format!(
                 "all {capacity} UUIDv7 counters at {} are taken",
@@ -273,6 +274,7 @@ fn numbers(
     stream: i32,
     capacity: u32,
     ticks: &[u64],
+    now_tick: u64,
     full: impl Fn(u64) -> (String, &'static str),
 ) -> Vec<u32> {
     let (db, db_name) = counters_database(func);
@@ -297,11 +299,20 @@ fn numbers(
             return out.into_iter().map(|n| n.unwrap_or_default()).collect();
         }
         missing.sort_by_key(|i| ticks[*i]);
-        let wants = plan(
+        let mut wants = plan(
             &missing.iter().map(|i| ticks[*i]).collect::<Vec<_>>(),
             min_block(capacity),
             capacity,
         );
+        BLOCKS.with(|b| {
+            b.borrow_mut().read_ahead(
+                key_db,
+                stream,
+                &mut wants,
+                bucket_of(now_tick),
+                min_block(capacity),
+            )
+        });
         let mut from = 0;
         for chunk in wants.chunks(BACKFILL_ITEMS) {
             let got = blocks::reserve(db, &db_name, stream, capacity, chunk);

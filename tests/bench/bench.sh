@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text public parallel leases citus)
+#   text public backfill parallel leases citus)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -11,13 +11,13 @@ PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text public parallel leases citus}
+PARTS=${PARTS:-peers segments text public backfill parallel leases citus}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
 source "$REPO/tests/bench/peers.sh"
 cluster_init bench $PORT "shared_buffers = '1GB'" "synchronous_commit = off" "max_wal_size = '4GB'" \
-  "snowflake.node = 1"
+  "snowflake.node = 1" "idgen.backfill_worker_id = 1023" "idgen.backfill_database = 'postgres'"
 cluster_start bench
 trap 'cluster_stop bench immediate' EXIT
 # (gen_random_uuid() is built in since PostgreSQL 13: no pgcrypto, which not every build has.)
@@ -132,6 +132,28 @@ if part text; then
   ft=$(q $PORT "SELECT round(bench_query('SELECT count(id_from_text(t)) FROM enc', $ROWS)::numeric, 1)")
   row "per row: count(t) over 1M stored base62 strings (baseline)" "${scan} ns" ""
   row "per row: id_from_text(t, 'base62') vs the scan alone" "${ft} ns" "$(ratio "$ft" "$scan")"
+fi
+
+if part backfill; then
+  # IDs at a past time (docs/backfill.md), against snowflake_next() over the same rows: rows 1 ms
+  # apart (most of a block is used: one allocator commit per bucket of 1,024 ms) and 500 ms apart
+  # (two rows a bucket: nearly a commit per row for the scalar form, per 128 buckets for the batch).
+  n_thin=$((ROWS / 20))
+  q $PORT "CREATE TABLE bf_dense AS SELECT timestamptz '2025-03-10' + g * interval '1 ms' AS ts FROM generate_series(1, $ROWS) g;
+           CREATE TABLE bf_thin AS SELECT timestamptz '2024-06-01' + g * interval '500 ms' AS ts FROM generate_series(1, $n_thin) g" >/dev/null
+  bq() { q $PORT "SELECT round(bench_query(\$q\$$1\$q\$, $2)::numeric, 1)"; }
+  live=$(bq "SELECT count(snowflake_next()) FROM bf_dense" "$ROWS")
+  d1=$(bq "SELECT count(snowflake_at(ts)) FROM bf_dense" "$ROWS")
+  d2=$(bq "SELECT count(x) FROM unnest((SELECT snowflake_at_batch(array_agg(ts)) FROM bf_dense)) x" "$ROWS")
+  t1=$(bq "SELECT count(snowflake_at(ts)) FROM bf_thin" "$n_thin")
+  t2=$(bq "SELECT count(x) FROM unnest((SELECT snowflake_at_batch(array_agg(ts)) FROM bf_thin)) x" "$n_thin")
+  u1=$(bq "SELECT count(uuidv7_at(ts)) FROM bf_dense" "$ROWS")
+  row "per row: snowflake_next() over a table (baseline)" "${live} ns" ""
+  row "per row: snowflake_at(), rows 1 ms apart, vs snowflake_next()" "${d1} ns" "$(ratio "$d1" "$live")"
+  row "per row: snowflake_at_batch(), rows 1 ms apart" "${d2} ns" "$(ratio "$d2" "$live")"
+  row "per row: uuidv7_at(), rows 1 ms apart" "${u1} ns" "$(ratio "$u1" "$live")"
+  row "per row: snowflake_at(), rows 500 ms apart" "${t1} ns" "$(ratio "$t1" "$live")"
+  row "per row: snowflake_at_batch(), rows 500 ms apart" "${t2} ns" "$(ratio "$t2" "$live")"
 fi
 
 if part public; then

@@ -75,10 +75,15 @@ struct Block {
 #[derive(Clone, Debug, Default, Hash, PartialEq, Eq)]
 pub struct Blocks {
     map: BTreeMap<BlockKey, Block>,
+    /// The bucket this backend last asked a single block for.
+    last_ask: Option<BlockKey>,
 }
 
 /// Buckets a backend keeps blocks of before it forgets them all (their rest becomes a gap).
 const MAX_BLOCKS: usize = 4096;
+
+/// Buckets asked for ahead of an import that walks forward in time one bucket after another.
+pub const READ_AHEAD: u64 = 15;
 
 impl Blocks {
     /// The next number of `tick` from this backend's block of its bucket, if it has one left.
@@ -126,6 +131,39 @@ impl Blocks {
         }
     }
 
+    /// Adds blocks of the buckets after the one `wants` asks for, when this backend asked for the
+    /// bucket right before it last time (rows read in time order, a few per bucket: one request
+    /// per [`READ_AHEAD`] + 1 buckets instead of one per bucket), up to `newest` (the bucket of
+    /// the present). Unused, they are a gap.
+    pub fn read_ahead(
+        &mut self,
+        db: u32,
+        stream: i32,
+        wants: &mut Vec<(u64, u32)>,
+        newest: u64,
+        min_block: u32,
+    ) {
+        let [(bucket, _)] = wants[..] else {
+            return;
+        };
+        let key = BlockKey { db, stream, bucket };
+        let walking = self.last_ask.is_some_and(|k| {
+            k.db == db && k.stream == stream && k.bucket.checked_add(1) == Some(bucket)
+        });
+        // The last bucket asked for, read ahead or not: the next walk step is the one after it.
+        let last = if walking {
+            let end = bucket.saturating_add(READ_AHEAD).min(newest);
+            wants.extend((bucket + 1..=end).map(|b| (b, min_block)));
+            end.max(bucket)
+        } else {
+            bucket
+        };
+        self.last_ask = Some(BlockKey {
+            bucket: last,
+            ..key
+        });
+    }
+
     /// Forgets every block (a gap, never a repeat).
     pub fn clear(&mut self) {
         self.map.clear();
@@ -159,6 +197,35 @@ pub fn plan(ticks: &[u64], min_block: u32, capacity: u32) -> Vec<(u64, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_import_in_time_order_reads_ahead() {
+        let mut b = Blocks::default();
+        let mut w = vec![(10, 8)];
+        b.read_ahead(1, 0, &mut w, 1000, 8);
+        assert_eq!(w, vec![(10, 8)], "a first ask is one bucket");
+        let mut w = vec![(11, 8)];
+        b.read_ahead(1, 0, &mut w, 1000, 8);
+        assert_eq!(w.len(), 16, "the next bucket: 15 more");
+        assert_eq!(w.last(), Some(&(26, 8)));
+        let mut w = vec![(27, 8)];
+        b.read_ahead(1, 0, &mut w, 30, 8);
+        assert_eq!(
+            w,
+            vec![(27, 8), (28, 8), (29, 8), (30, 8)],
+            "never past the present"
+        );
+        // Another stream, a jump, or a batch of several buckets: no read-ahead.
+        let mut w = vec![(31, 8)];
+        b.read_ahead(1, 5, &mut w, 1000, 8);
+        assert_eq!(w.len(), 1);
+        let mut w = vec![(500, 8)];
+        b.read_ahead(1, 0, &mut w, 1000, 8);
+        assert_eq!(w.len(), 1);
+        let mut w = vec![(501, 8), (502, 8)];
+        b.read_ahead(1, 0, &mut w, 1000, 8);
+        assert_eq!(w.len(), 2);
+    }
 
     #[test]
     fn small_layouts_take_small_blocks() {
