@@ -2,13 +2,14 @@
 # `make test`: every supported PostgreSQL in one run, ending with one summary line for all of them:
 #   15: the whole test command (tests/all.sh);
 #   16, 17 and 18: the #[pg_test]s, the pg_regress golden files, and the system tests of what
-#     differs most between versions: clock steps and crashes (Snowflake IDs and UUIDv7s), standbys and failover, synchronous
+#     differs most between versions: clock steps and crashes (Snowflake IDs and UUIDv7s), backfills (a
+#     backend's process number, arrays), standbys and failover, synchronous
 #     replication, restarts, the mark file, point-in-time recovery, the WAL resource manager, and
 #     the Debian package for that version (built and inspected; installed on 15 only).
 # Each version's time is printed with its summary.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-VERSION_TESTS="clock_and_crash uuidv7 standby_promotion sync_standby restart mark_unwritable pitr unload package"
+VERSION_TESTS="clock_and_crash uuidv7 backfill standby_promotion sync_standby restart mark_unwritable pitr unload package"
 passed=0
 failed=0
 skipped=0
