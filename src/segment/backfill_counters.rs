@@ -16,9 +16,16 @@ pub fn reserve_blocks(
     capacity: u32,
     wants: &[(u64, u32)],
 ) -> Result<Vec<Option<(u32, u32)>>, u32> {
+    // The table must be pg_idgen's own, made by CREATE EXTENSION: in a database without the
+    // extension, its owner could make a table of that name with triggers, which this worker (a
+    // superuser) would run.
     let installed = client
         .select(
-            "SELECT pg_catalog.to_regclass('idgen_internal.backfill_counters') IS NOT NULL",
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d \
+                 JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid \
+                 WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass \
+                   AND d.objid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('idgen_internal.backfill_counters') \
+                   AND d.deptype OPERATOR(pg_catalog.=) 'e' AND e.extname OPERATOR(pg_catalog.=) 'pg_idgen')",
             Some(1),
             &[],
         )

@@ -40,6 +40,24 @@ q $A "CREATE DATABASE bare"
 setting "idgen.backfill_database = 'bare'"
 check "a database without the extension: 55000, the hint says to create it there" \
   grep -q "ERROR:  55000: database \"bare\" (idgen.backfill_database) has no backfill counters" <<<"$(state $A "SELECT snowflake_at($T)")"
+# A database without pg_idgen whose owner planted a table of the counters' name, with a trigger
+# that would make its owner a superuser if a superuser (the allocator) wrote into it.
+q $A "CREATE ROLE mallory LOGIN CREATEDB"
+psql -h 127.0.0.1 -p $A -U mallory -d postgres -X -q -c "CREATE DATABASE trap" >/dev/null
+psql -h 127.0.0.1 -p $A -U mallory -d trap -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+CREATE SCHEMA idgen_internal;
+CREATE TABLE idgen_internal.backfill_counters (stream integer, bucket bigint, next_seq integer,
+    updated_at timestamptz DEFAULT now(), PRIMARY KEY (stream, bucket));
+CREATE FUNCTION idgen_internal.grab() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN ALTER ROLE mallory SUPERUSER; RETURN NEW; END $$;
+CREATE TRIGGER grab BEFORE INSERT OR UPDATE ON idgen_internal.backfill_counters
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.grab();
+SQL
+setting "idgen.backfill_database = 'trap'"
+check "a database whose owner planted the counters' table: 55000, the table is not pg_idgen's" \
+  grep -q "ERROR:  55000: database \"trap\" (idgen.backfill_database) has no backfill counters" <<<"$(state $A "SELECT snowflake_at($T)")"
+check "... and its trigger never ran as the allocator (its owner is no superuser)" \
+  eq "$(q $A "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")$(qdb $A trap "SELECT count(*) FROM idgen_internal.backfill_counters")" f0
 setting "idgen.backfill_database = 'postgres'"
 check "set up: an ID" grep -qE "^[0-9]+$" <<<"$(state $A "SELECT snowflake_at($T)")"
 check "a time in the future: 22023" \
