@@ -25,7 +25,8 @@ pub enum Outcome {
     Blocks(Result<Vec<Option<(u32, u32)>>, u32>),
 }
 
-/// What a backend asked for: a refill of its type's slot, or a whole range in its request cell.
+/// What a backend asked for: a refill of its type's slot, a whole range in its request cell, or
+/// blocks of backfill counters in its backfill cell.
 pub enum Item {
     Refill {
         slot: usize,
