@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 use super::allocator_worker;
-use super::cache::{self, Key, RequestState};
+use super::cache::{self, Key, Locked, RequestCell, RequestState};
 use super::errors::{segment_fault_error, timed_out, unknown_type};
 use super::table;
 use crate::gucs;
@@ -70,13 +70,13 @@ fn resolve(key: &Key, name: &str) -> (usize, u64) {
 }
 
 /// Waits on a condition variable with a deadline; raises 55000 when it passes.
-pub(super) struct Waiter {
+struct Waiter {
     prepared: bool,
     deadline: Instant,
 }
 
 impl Waiter {
-    pub(super) fn new() -> Waiter {
+    fn new() -> Waiter {
         let ms = gucs::segment_wait_timeout_ms();
         Waiter {
             prepared: false,
@@ -86,7 +86,7 @@ impl Waiter {
 
     /// The first call only prepares (the caller must look again before sleeping, or it could
     /// miss a wake-up); later calls sleep up to 100 ms. False once the deadline has passed.
-    pub(super) fn sleep(&mut self, cv: *mut pg_sys::ConditionVariable) -> bool {
+    fn sleep(&mut self, cv: *mut pg_sys::ConditionVariable) -> bool {
         // SAFETY: cv is a condition variable in our shared memory; PostgreSQL cancels a prepared
         // sleep itself if an ERROR or cancel interrupts the wait.
         unsafe {
@@ -175,6 +175,60 @@ pub(super) fn my_proc_number() -> usize {
     n as usize
 }
 
+/// Puts a new request into this backend's `cell` (`fill` writes what is asked), pending for the
+/// allocator; returns its number.
+pub(super) fn ask<T: RequestCell>(cell: &Locked<T>, fill: impl FnOnce(&mut T)) -> u64 {
+    cell.with(|d| {
+        fill(d);
+        let (seq, state) = d.header();
+        *seq += 1;
+        *state = RequestState::Pending;
+        *seq
+    })
+}
+
+/// Waits for the allocator of database `db` to answer request `seq` in `cell`, and reads the
+/// answer with `read`. A worker slot that is not free is waited out like the answer (as in
+/// take()). When idgen.segment_wait_timeout passes, the request is abandoned (an answer that
+/// still comes is a gap, never used) and the reason the allocator could not start, or
+/// `timed_out()`, is raised.
+pub(super) fn await_answer<T: RequestCell, R>(
+    cell: &Locked<T>,
+    db: u32,
+    seq: u64,
+    read: impl Fn(&T) -> R,
+    timed_out: impl FnOnce() -> IdError,
+) -> R {
+    let mut waiter = Waiter::new();
+    loop {
+        let answer = cell.with(|d| {
+            let (s, state) = d.header();
+            if *s != seq || *state != RequestState::Done {
+                return None;
+            }
+            *state = RequestState::Free;
+            Some(read(d))
+        });
+        if let Some(answer) = answer {
+            return answer;
+        }
+        let woke = allocator_worker::wake(db);
+        if !waiter.sleep(cell.cv()) {
+            cell.with(|d| {
+                let (s, state) = d.header();
+                if *s == seq {
+                    *state = RequestState::Free;
+                }
+            });
+            drop(waiter);
+            match woke {
+                Err(e) => e.raise(),
+                Ok(()) => timed_out().raise(),
+            }
+        }
+    }
+}
+
 /// A whole committed range for a client that hands IDs out itself (tinyid-client).
 pub fn alloc_range(key: &Key, name: &str) -> Range {
     refuse_on_standby();
@@ -182,46 +236,21 @@ pub fn alloc_range(key: &Key, name: &str) -> Range {
     let Some(cell) = cache::requests().get(me) else {
         not_ready("this process cannot allocate segment ranges").raise()
     };
-    let seq = cell.with(|d| {
-        d.seq += 1;
-        d.state = RequestState::Pending;
+    let seq = ask(cell, |d| {
         d.key = *key;
         d.fault = 0;
-        d.seq
     });
-    let mut waiter = Waiter::new();
-    loop {
-        let answer = cell.with(|d| {
-            (d.seq == seq && d.state == RequestState::Done).then(|| {
-                d.state = RequestState::Free;
-                (d.range, d.fault)
-            })
-        });
-        match answer {
-            Some((range, 0)) => return range,
-            Some((_, code)) => {
-                drop(waiter);
-                segment_fault_error(Fault::from_code(code).unwrap_or(Fault::WorkerGone), name)
-                    .raise();
-            }
-            None => {}
-        }
-        // As in take(): no worker slot free is waited out too.
-        let woke = allocator_worker::wake(key.db);
-        if !waiter.sleep(cell.cv()) {
-            // Abandon the request: an answer that still comes is a gap, never handed out.
-            cell.with(|d| {
-                if d.seq == seq {
-                    d.state = RequestState::Free;
-                }
-            });
-            drop(waiter);
-            match woke {
-                Err(e) => e.raise(),
-                Ok(()) => timed_out("a whole range", name).raise(),
-            }
-        }
+    let (range, code) = await_answer(
+        cell,
+        key.db,
+        seq,
+        |d| (d.range, d.fault),
+        || timed_out("a whole range", name),
+    );
+    if code != 0 {
+        segment_fault_error(Fault::from_code(code).unwrap_or(Fault::WorkerGone), name).raise();
     }
+    range
 }
 
 pub fn forget(name: &str) {

@@ -5,10 +5,9 @@
 
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use super::allocator_worker;
-use super::backend::{my_proc_number, Waiter};
+use super::backend::{ask, await_answer, my_proc_number};
 pub use super::cache::BACKFILL_ITEMS;
-use super::cache::{self, BackfillItem, RequestState, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
+use super::cache::{self, BackfillItem, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
 use crate::gucs;
 use crate::pg::errors::{not_ready, IdError};
 
@@ -39,9 +38,7 @@ fn reserve_chunk(
     let Some(cell) = cache::backfill_cells().get(me) else {
         not_ready("this process cannot ask for backfill blocks").raise()
     };
-    let seq = cell.with(|d| {
-        d.seq += 1;
-        d.state = RequestState::Pending;
+    let seq = ask(cell, |d| {
         d.db = db;
         d.stream = stream;
         d.capacity = capacity;
@@ -55,52 +52,30 @@ fn reserve_chunk(
             };
         }
         d.fault = 0;
-        d.seq
     });
-    let mut waiter = Waiter::new();
-    loop {
-        let answer = cell.with(|d| {
-            (d.seq == seq && d.state == RequestState::Done).then(|| {
-                d.state = RequestState::Free;
-                (d.fault, d.items)
-            })
-        });
-        match answer {
-            Some((0, items)) => {
-                return items[..wants.len()]
-                    .iter()
-                    .map(|i| (i.len > 0).then_some((i.first, i.len)))
-                    .collect()
-            }
-            Some((fault, _)) => {
-                drop(waiter);
-                fault_error(fault, db_name).raise()
-            }
-            None => {}
-        }
-        let woke = allocator_worker::wake(db);
-        if !waiter.sleep(cell.cv()) {
-            // Abandon the request: blocks that still come are a gap, never used.
-            cell.with(|d| {
-                if d.seq == seq {
-                    d.state = RequestState::Free;
-                }
-            });
-            drop(waiter);
-            match woke {
-                Err(e) => e.raise(),
-                Ok(()) => not_ready(format!(
-                    "timed out waiting for the segment allocator of database \"{db_name}\" to commit backfill counters"
-                ))
-                .detail(format!(
-                    "Waited idgen.segment_wait_timeout ({} ms).",
-                    gucs::segment_wait_timeout_ms()
-                ))
-                .hint("A long transaction may hold rows of idgen_internal.backfill_counters locked there (see pg_locks), or the server log says why the allocator is failing.")
-                .raise(),
-            }
-        }
+    let (fault, items) = await_answer(
+        cell,
+        db,
+        seq,
+        |d| (d.fault, d.items),
+        || {
+            not_ready(format!(
+                "timed out waiting for the segment allocator of database \"{db_name}\" to commit backfill counters"
+            ))
+            .detail(format!(
+                "Waited idgen.segment_wait_timeout ({} ms).",
+                gucs::segment_wait_timeout_ms()
+            ))
+            .hint("A long transaction may hold rows of idgen_internal.backfill_counters locked there (see pg_locks), or the server log says why the allocator is failing.")
+        },
+    );
+    if fault != 0 {
+        fault_error(fault, db_name).raise();
     }
+    items[..wants.len()]
+        .iter()
+        .map(|i| (i.len > 0).then_some((i.first, i.len)))
+        .collect()
 }
 
 fn fault_error(fault: u32, db_name: &str) -> IdError {

@@ -165,6 +165,18 @@ pub enum RequestState {
 
 pub type Request = Locked<RequestData>;
 
+/// A backend's cell for one request to the allocator at a time (a whole range, backfill blocks):
+/// its request number and state, which backend.rs's `ask` and `await_answer` drive.
+pub trait RequestCell {
+    fn header(&mut self) -> (&mut u64, &mut RequestState);
+}
+
+impl RequestCell for RequestData {
+    fn header(&mut self) -> (&mut u64, &mut RequestState) {
+        (&mut self.seq, &mut self.state)
+    }
+}
+
 /// Buckets one backfill request asks for (segment/backfill.rs asks again for more).
 pub const BACKFILL_ITEMS: usize = 128;
 
@@ -198,6 +210,12 @@ pub struct BackfillData {
 }
 
 pub type BackfillCell = Locked<BackfillData>;
+
+impl RequestCell for BackfillData {
+    fn header(&mut self) -> (&mut u64, &mut RequestState) {
+        (&mut self.seq, &mut self.state)
+    }
+}
 
 /// Why the allocator gave no blocks (a backfill cell's `fault`): it exited first.
 pub const FAULT_WORKER_GONE: u32 = 1;
