@@ -1,8 +1,11 @@
 //! The read horizon's shared state (core::horizon has the protocol): one slot per backend, where a
 //! transaction publishes a lower bound of the counters it takes from each ordered stream before
 //! its first one, and one record per prepared transaction, which keeps that bound from PREPARE
-//! TRANSACTION until COMMIT/ROLLBACK PREPARED. A transaction callback clears the slot once the
-//! transaction's end is visible to new snapshots.
+//! TRANSACTION until COMMIT/ROLLBACK PREPARED. The slot is cleared once the transaction's end is
+//! visible to new snapshots: at abort, from the transaction callback; at commit, only after every
+//! transaction callback has run (a resource-release callback of the top-level transaction), since
+//! some of them make the transaction's rows visible elsewhere: Citus commits a transaction that
+//! wrote to several workers with COMMIT PREPARED on each from its COMMIT callback, after ours.
 //!
 //! Shared memory starts empty at every start and after every crash: no transaction of an earlier
 //! life is still open then, except prepared ones, which survive a restart. Their bounds are not
@@ -63,6 +66,9 @@ static mut BASE: *mut u8 = std::ptr::null_mut();
 /// full way, which sets them up).
 static HELD: AtomicU8 = AtomicU8::new(0);
 const READY: u8 = 0x80;
+/// Set at this backend's COMMIT event while it holds a stream: the slot is cleared when the
+/// top-level transaction's resources are released, after every other COMMIT callback.
+const COMMITTED: u8 = 0x40;
 static mut MY_SLOT: usize = usize::MAX;
 
 fn counts() -> (usize, usize) {
@@ -205,6 +211,7 @@ fn set_up() {
             .pid
             .store(pg_sys::MyProcPid, Relaxed);
         pg_sys::RegisterXactCallback(Some(on_xact), std::ptr::null_mut());
+        pg_sys::RegisterResourceReleaseCallback(Some(on_release), std::ptr::null_mut());
         pg_sys::before_shmem_exit(Some(on_exit), pg_sys::Datum::from(0));
     }
     HELD.store(READY, Relaxed);
@@ -213,7 +220,8 @@ fn set_up() {
 /// Clears this backend's slot: its transaction's end is visible to new snapshots.
 fn release() {
     let held = HELD.load(Relaxed);
-    if held & !READY == 0 {
+    if held & !(READY | COMMITTED) == 0 {
+        HELD.store(held & READY, Relaxed);
         return;
     }
     if let Some(h) = header() {
@@ -268,14 +276,39 @@ unsafe extern "C-unwind" fn on_xact(event: pg_sys::XactEvent::Type, _arg: *mut s
     use pg_sys::XactEvent::*;
     match event {
         XACT_EVENT_PRE_PREPARE => keep_for_prepared(),
-        // In CommitTransaction and AbortTransaction these come after ProcArrayEndTransaction:
-        // the transaction's end is visible to every snapshot taken from now on.
-        XACT_EVENT_COMMIT
-        | XACT_EVENT_ABORT
+        // After ProcArrayEndTransaction, but before the COMMIT callbacks registered before ours
+        // (they run in the reverse order of registration), Citus's among them: on_release clears
+        // the slot after all of them.
+        XACT_EVENT_COMMIT => {
+            let held = HELD.load(Relaxed);
+            if held & !READY != 0 {
+                HELD.store(held | COMMITTED, Relaxed);
+            }
+        }
+        // In AbortTransaction this comes after ProcArrayEndTransaction: the transaction's end is
+        // visible to every snapshot taken from now on, and its rows on other nodes never are.
+        XACT_EVENT_ABORT
         | XACT_EVENT_PREPARE
         | XACT_EVENT_PARALLEL_COMMIT
         | XACT_EVENT_PARALLEL_ABORT => release(),
         _ => {}
+    }
+}
+
+/// The top-level transaction's resources are released after every transaction callback of its
+/// commit (CommitTransaction), so after Citus's COMMIT PREPARED on the other nodes has returned.
+#[pg_guard]
+unsafe extern "C-unwind" fn on_release(
+    phase: pg_sys::ResourceReleasePhase::Type,
+    _is_commit: bool,
+    is_top_level: bool,
+    _arg: *mut std::ffi::c_void,
+) {
+    if is_top_level
+        && phase == pg_sys::ResourceReleasePhase::RESOURCE_RELEASE_AFTER_LOCKS
+        && HELD.load(Relaxed) & COMMITTED != 0
+    {
+        release();
     }
 }
 

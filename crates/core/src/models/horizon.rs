@@ -17,7 +17,11 @@
 //!   the horizon at 0 while a prepared transaction without a record (from before a crash) is in
 //!   progress; then, in a later statement, takes its snapshot;
 //! - a crash loses shared memory (slots, records) and every open transaction; the counter
-//!   resumes above every ID (the mark model shows that).
+//!   resumes above every ID (the mark model shows that);
+//! - a distributed transaction (Citus, several workers) commits in two phases: its local commit
+//!   first, then, from Citus's COMMIT callback, COMMIT PREPARED on the other nodes, which makes
+//!   its rows there visible; the slot is cleared only after every transaction callback has run
+//!   (a resource-release callback of the top-level transaction), so after those commits.
 
 use stateright::{Checker, Model, Property};
 
@@ -40,6 +44,9 @@ enum Fault {
     RecordsFirst,
     /// Prepared transactions from before a crash are not counted.
     IgnoreUnknownPrepared,
+    /// The slot is cleared at the local commit of a distributed transaction, before its rows on
+    /// the other nodes are committed (the COMMIT callback, which runs before Citus's).
+    ReleaseAtLocalCommit,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -54,6 +61,9 @@ enum Phase {
     Preparing,
     /// ReleaseBeforeVisible: the slot cleared, the commit not yet visible.
     Committing,
+    /// A distributed transaction committed locally; its rows on the other nodes are not yet
+    /// visible (their COMMIT PREPARED follows).
+    Remote,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]
@@ -114,6 +124,8 @@ enum Action {
     Publish(usize),
     Take(usize),
     Commit(usize),
+    CommitDistributed(usize),
+    RemoteVisible(usize),
     Abort(usize),
     PrePrepare(usize),
     Release(usize),
@@ -132,6 +144,8 @@ struct HorizonModel {
     ids_per_xact: u32,
     max_crashes: u8,
     pages: usize,
+    /// Transactions may also commit as distributed ones (local commit, then the other nodes').
+    two_phase: bool,
     fault: Fault,
 }
 
@@ -210,6 +224,9 @@ impl Model for HorizonModel {
                         out.push(Action::Take(i));
                     }
                     out.push(Action::Commit(i));
+                    if self.two_phase && b.ids != 0 {
+                        out.push(Action::CommitDistributed(i));
+                    }
                     out.push(Action::Abort(i));
                     if b.ids != 0 {
                         out.push(Action::PrePrepare(i));
@@ -217,6 +234,7 @@ impl Model for HorizonModel {
                 }
                 Phase::Ended | Phase::Preparing => out.push(Action::Release(i)),
                 Phase::Committing => out.push(Action::Visible(i)),
+                Phase::Remote => out.push(Action::RemoteVisible(i)),
             }
         }
         for (j, p) in s.prepared.iter().enumerate() {
@@ -287,6 +305,24 @@ impl Model for HorizonModel {
                     b.ids = 0;
                     b.phase = Phase::Ended;
                 }
+            }
+            Action::CommitDistributed(i) => {
+                // Its rows live on the other nodes: nothing is visible at the local commit.
+                let b = &mut n.backends[i];
+                if self.fault == Fault::ReleaseAtLocalCommit {
+                    b.slot = EMPTY;
+                }
+                b.phase = Phase::Remote;
+            }
+            Action::RemoteVisible(i) => {
+                let b = &mut n.backends[i];
+                n.visible |= b.ids;
+                b.ids = 0;
+                b.phase = if self.fault == Fault::ReleaseAtLocalCommit {
+                    Phase::Idle
+                } else {
+                    Phase::Ended
+                };
             }
             Action::Visible(i) => {
                 let b = &mut n.backends[i];
@@ -418,7 +454,20 @@ fn product(fault: Fault) -> HorizonModel {
         ids_per_xact: 2,
         max_crashes: 1,
         pages: 2,
+        two_phase: false,
         fault,
+    }
+}
+
+/// One backend whose transaction may commit as a distributed one, beside another backend's; one
+/// page, no crash (the first model has them).
+fn distributed(fault: Fault) -> HorizonModel {
+    HorizonModel {
+        xacts: vec![1, 1],
+        max_crashes: 0,
+        pages: 1,
+        two_phase: true,
+        ..product(fault)
     }
 }
 
@@ -456,6 +505,13 @@ fn a_slot_reused_by_the_next_transaction_never_misses_a_commit() {
     );
 }
 
+/// Citus's two-phase commit: rows that become visible on other nodes after the local commit.
+#[test]
+#[ignore = "model checking: run with --release -- --ignored (minutes in a debug build)"]
+fn a_distributed_commit_is_never_missed() {
+    explore("distributed commits", distributed(Fault::None));
+}
+
 /// Each control breaks the property: the checker finds the missed commit.
 #[test]
 #[ignore = "model checking: run with --release -- --ignored (minutes in a debug build)"]
@@ -471,4 +527,7 @@ fn every_control_misses_a_commit() {
         let path = super::shortest(|| product(fault), PROPERTY);
         eprintln!("horizon model, control {fault:?}: {path:?}");
     }
+    let fault = Fault::ReleaseAtLocalCommit;
+    let path = super::shortest(|| distributed(fault), PROPERTY);
+    eprintln!("horizon model, control {fault:?}: {path:?}");
 }
