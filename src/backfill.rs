@@ -7,6 +7,7 @@
 //! the arithmetic and its model: core::backfill). docs/backfill.md is the user's side.
 
 use std::cell::RefCell;
+use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering::Relaxed;
 
 use pgrx::prelude::*;
@@ -16,8 +17,11 @@ use pgrx::{pg_sys, PgSqlErrorCode};
 use crate::gucs;
 use crate::node::checks::{check_can_generate, check_layout_accepted};
 use crate::node::generator::node;
+use crate::node::origin_check;
+use crate::node::refusals::Kind;
 use crate::node::reservation::cover_ms;
 use crate::node::shared;
+use crate::node::worker_unset::ever_leased;
 use crate::pg::errors::{invalid, not_null, not_ready, out_of_range, IdError};
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, now_ms};
@@ -82,6 +86,9 @@ fn elements(func: &str, ts: Array<'_, TimestampWithTimeZone>) -> Vec<TimestampWi
 fn snowflake_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<i64> {
     let shared = shared::shared();
     check_can_generate(shared, None);
+    // After pg_upgrade without the node's files (the layout history among them), or in a
+    // database restored from another system, every Snowflake ID of the node is refused.
+    origin_check::check(Kind::Snowflake);
     check_layout_accepted(shared);
     let layout = &node().layout;
     let worker = backfill_worker(func, layout);
@@ -149,6 +156,7 @@ fn snowflake_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<i64> {
 
 fn uuid_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<[u8; 16]> {
     check_can_generate(shared::shared(), None);
+    origin_check::check(Kind::Uuidv7);
     let now = now_ms();
     let ms: Vec<u64> = stamps
         .iter()
@@ -242,8 +250,23 @@ fn backfill_worker(func: &str, layout: &Layout) -> u64 {
     } else if gucs::worker_id() as u64 == w {
         refuse("is this node's own worker id (idgen.worker_id)".to_string());
     }
+    // A lease coordinator never leases its backfill worker id (idgen.worker_acquire), but one
+    // leased before it became the backfill worker id has a holder that made live IDs with it.
+    if LEASE_CHECKED.load(Relaxed) != w as i64 {
+        let leased = ever_leased(w as i64).unwrap_or_else(|e| {
+            not_ready(format!("{func}: could not read idgen.workers: {e}")).raise()
+        });
+        if leased {
+            refuse("has been leased to a holder in this database (idgen.workers): its holder made live IDs with it".to_string());
+        }
+        LEASE_CHECKED.store(w as i64, Relaxed);
+    }
     w
 }
+
+/// The backfill worker id this backend found never leased in its database (-1: none yet). Once
+/// it is the backfill worker id, idgen.worker_acquire never leases it.
+static LEASE_CHECKED: AtomicI64 = AtomicI64::new(-1);
 
 /// The database that holds the node's counters: (oid, name).
 fn counters_database(func: &str) -> (pg_sys::Oid, String) {

@@ -7,6 +7,7 @@
 //! are thin layers on it.
 
 pub mod backend_generator;
+pub mod backfill_homes;
 pub mod checks;
 pub mod clock;
 pub mod generator;

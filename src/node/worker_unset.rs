@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::gucs;
 use crate::pg::as_owner::as_owner;
 use crate::pg::errors::not_ready;
-use crate::pg::spi_read::one_i64;
+use crate::pg::spi_read::{one_i64, Arg};
 use pgrx::pg_sys;
 
 /// This backend found the worker id chosen, or no sign of other nodes (per backend: a backend
@@ -97,24 +97,39 @@ fn evidence() -> Result<Option<String>, String> {
     if unsafe { pg_sys::ParallelWorkerNumber } >= 0 {
         return Ok(None);
     }
+    let leased = read_workers(
+        "SELECT count(*) FROM (SELECT FROM idgen.workers LIMIT 1) w",
+        &[],
+    )?;
+    if leased.unwrap_or(0) > 0 {
+        return Ok(Some(
+            "this database leases worker ids to other nodes (idgen.workers has rows)".into(),
+        ));
+    }
+    Ok(None)
+}
+
+/// Whether this database's idgen.workers has ever leased `worker` (a row, live or not: its holder
+/// made IDs with it at times nothing records). Read as the table's owner, as above.
+pub fn ever_leased(worker: i64) -> Result<bool, String> {
+    let n = read_workers(
+        "SELECT count(*) FROM idgen.workers WHERE worker_id OPERATOR(pg_catalog.=) $1",
+        &[Arg::Int8(worker)],
+    )?;
+    Ok(n.unwrap_or(0) > 0)
+}
+
+/// One number read from idgen.workers as its owner (readable by its owner and idgen_admin), in a
+/// security-restricted operation; None where the table does not exist.
+fn read_workers(sql: &str, args: &[Arg]) -> Result<Option<i64>, String> {
     let owner = one_i64(
         "SELECT c.relowner::pg_catalog.int8 FROM pg_catalog.pg_class c
            JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
           WHERE n.nspname OPERATOR(pg_catalog.=) 'idgen' AND c.relname OPERATOR(pg_catalog.=) 'workers'",
         &[],
     )?;
-    if let Some(owner) = owner {
-        let leased = as_owner(pg_sys::Oid::from(owner as u32), || {
-            one_i64(
-                "SELECT count(*) FROM (SELECT FROM idgen.workers LIMIT 1) w",
-                &[],
-            )
-        })?;
-        if leased.unwrap_or(0) > 0 {
-            return Ok(Some(
-                "this database leases worker ids to other nodes (idgen.workers has rows)".into(),
-            ));
-        }
+    match owner {
+        Some(owner) => as_owner(pg_sys::Oid::from(owner as u32), || one_i64(sql, args)),
+        None => Ok(None),
     }
-    Ok(None)
 }

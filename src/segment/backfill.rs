@@ -7,7 +7,9 @@ use pgrx::{pg_sys, PgSqlErrorCode};
 
 use super::backend::{ask, await_answer, my_proc_number};
 pub use super::cache::BACKFILL_ITEMS;
-use super::cache::{self, BackfillItem, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
+use super::cache::{
+    self, BackfillItem, FAULT_ELSEWHERE, FAULT_LEASED, FAULT_NOT_INSTALLED, FAULT_UNREADABLE,
+};
 use crate::gucs;
 use crate::pg::errors::{not_ready, IdError};
 
@@ -70,7 +72,7 @@ fn reserve_chunk(
         },
     );
     if fault != 0 {
-        fault_error(fault, db_name).raise();
+        fault_error(fault, db_name, stream).raise();
     }
     items[..wants.len()]
         .iter()
@@ -78,8 +80,14 @@ fn reserve_chunk(
         .collect()
 }
 
-fn fault_error(fault: u32, db_name: &str) -> IdError {
+fn fault_error(fault: u32, db_name: &str, stream: i32) -> IdError {
     match fault {
+        FAULT_ELSEWHERE => elsewhere(db_name, stream),
+        FAULT_LEASED => IdError::new(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("idgen.backfill_worker_id {stream} has been leased to a holder in database \"{db_name}\" (idgen.workers): its holder made live IDs with it"),
+        )
+        .hint("A backfill worker id must be one no node and no app server makes live IDs with: choose another and reload."),
         FAULT_NOT_INSTALLED => IdError::new(
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             format!("database \"{db_name}\" (idgen.backfill_database) has no backfill counters"),
@@ -97,4 +105,34 @@ fn fault_error(fault: u32, db_name: &str) -> IdError {
         ))
         .hint("See the server log for the reason; the next call starts a new allocator."),
     }
+}
+
+/// The refusal of a block of `stream` from `db_name`'s counters: they are bound elsewhere.
+fn elsewhere(db_name: &str, stream: i32) -> IdError {
+    let home = crate::node::backfill_homes::home_of(stream);
+    let name = home.and_then(|h| {
+        // SAFETY: a catalog lookup by oid; NULL when no such database exists.
+        let p = unsafe { pg_sys::get_database_name(pg_sys::Oid::from(h.db)) };
+        // SAFETY: a palloc'd C string, or NULL.
+        (!p.is_null()).then(|| {
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        })
+    });
+    let place = match (home, name) {
+        (Some(h), Some(n)) if n == db_name => format!(
+            "an earlier idgen_internal.backfill_counters of database \"{n}\" (table oid {}, gone: the extension was dropped and created again)",
+            h.table
+        ),
+        (Some(_), Some(n)) => format!("database \"{n}\""),
+        (Some(h), None) => format!("database oid {}, which no longer exists", h.db),
+        (None, _) => "another table".to_string(),
+    };
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        format!("backfill worker id {stream} has its counters in {place}, not in database \"{db_name}\" (idgen.backfill_database)"),
+    )
+    .detail("A backfilled ID's sequence number comes from its bucket's counter, which only moves forward in the table that holds it; the counters of another table start at 0 again and would repeat IDs already made. pg_idgen.backfill_homes in the data directory records where each backfill worker id's counters are.")
+    .hint("Set idgen.backfill_database back to the database that holds them, or set idgen.backfill_worker_id to a worker id no node and no app server has ever used, and reload; docs/backfill.md explains.")
 }

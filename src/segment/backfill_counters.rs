@@ -1,10 +1,13 @@
 //! `idgen_internal.backfill_counters`, the counters of backfill blocks (core::backfill): every
 //! statement pg_idgen runs on it is here, run by the allocator worker in its transaction.
 
+use pgrx::pg_sys;
 use pgrx::spi::SpiClient;
 
-use super::cache::{FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
-use pg_idgen_core::backfill::reserve;
+use super::cache::{FAULT_ELSEWHERE, FAULT_LEASED, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
+use crate::node::backfill_homes;
+use pg_idgen_core::backfill::{reserve, UUID_STREAM};
+use pg_idgen_core::backfill_homes::Home;
 
 /// Reserves a block per `(bucket, want)` of `stream` in the allocator's transaction: reads each
 /// bucket's counter (locked), moves it past the block, and gives `(first, len)`, or None for a
@@ -33,6 +36,42 @@ pub fn reserve_blocks(
         .map_err(unreadable)?;
     if installed != Some(true) {
         return Err(FAULT_NOT_INSTALLED);
+    }
+    // A backfill worker id's counters live in one table; another's would start at 0 again.
+    // (UUIDv7s have no such id; their 59 random bits keep them apart.)
+    if stream != UUID_STREAM {
+        let table = client
+            .select(
+                "SELECT 'idgen_internal.backfill_counters'::pg_catalog.regclass::pg_catalog.oid",
+                Some(1),
+                &[],
+            )
+            .and_then(|t| t.first().get::<pg_sys::Oid>(1))
+            .map_err(unreadable)?
+            .ok_or_else(|| unreadable("no oid"))?;
+        let home = Home {
+            // SAFETY: set for a background worker once it has connected to its database.
+            db: unsafe { pg_sys::MyDatabaseId }.to_u32(),
+            table: table.to_u32(),
+        };
+        // The allocator's database may be the lease coordinator's (the caller's database is
+        // checked by the caller): an id leased there has a holder that made live IDs with it.
+        let leased = client
+            .select(
+                "SELECT EXISTS (SELECT 1 FROM idgen.workers WHERE worker_id OPERATOR(pg_catalog.=) $1)",
+                Some(1),
+                &[stream.into()],
+            )
+            .and_then(|t| t.first().get::<bool>(1))
+            .map_err(unreadable)?;
+        if leased == Some(true) {
+            return Err(FAULT_LEASED);
+        }
+        match backfill_homes::bind(stream, home) {
+            Ok(None) => {}
+            Ok(Some(_)) => return Err(FAULT_ELSEWHERE),
+            Err(e) => return Err(unreadable(e)),
+        }
     }
     let mut out = Vec::with_capacity(wants.len());
     for &(bucket, want) in wants {

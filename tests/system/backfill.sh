@@ -229,6 +229,69 @@ check "a role granted EXECUTE backfills" grep -qE "^[0-9]+$" <<<"$(as_alice impo
 q $A "GRANT idgen_admin TO alice"
 check "a member of idgen_admin backfills" grep -qE "^[0-9a-f-]{36}$" <<<"$(as_alice alice "SELECT uuidv7_at($T)")"
 
+phase "where the counters live: a changed setting, a renamed or new database, a new extension"
+# (Control, run by hand on the build before pg_idgen.backfill_homes: each refused call below gave
+# the same IDs again, 1,200 of 1,200, as issue 44 found.)
+T2="timestamptz '2025-04-01 08:00:00+00'"
+bf_ids() { qdb $A "${2:-postgres}" "COPY (SELECT unnest(snowflake_at_batch(array_fill($T2, ARRAY[$1]))) UNION ALL SELECT snowflake_at($T2) FROM generate_series(1, 200)) TO STDOUT"; }
+setting "idgen.backfill_worker_id = 1000"
+q $A "CREATE DATABASE app"
+qdb $A app "CREATE EXTENSION pg_idgen"
+setting "idgen.backfill_database = 'app'"
+bf_ids 1000 >"$out/home1"
+check "1,200 IDs at one instant, counters in database app" eq "$(sort -u "$out/home1" | wc -l)" 1200
+setting "idgen.backfill_database = 'other'"
+check "the setting moved to another database: 55000, naming where the counters are" \
+  grep -q "ERROR:  55000: backfill worker id 1000 has its counters in database \"app\", not in database \"other\"" <<<"$(state $A "SELECT snowflake_at($T2)")"
+check "... the batch form too" grep -q "ERROR:  55000: backfill worker id 1000 has its counters in database \"app\"" \
+  <<<"$(state $A "SELECT snowflake_at_batch(ARRAY[$T2])")"
+setting "idgen.backfill_database = 'app'"
+q $A "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'app'" >/dev/null
+sleep 0.5
+q $A "ALTER DATABASE app RENAME TO app_old"
+q $A "CREATE DATABASE app"
+qdb $A app "CREATE EXTENSION pg_idgen"
+check "the database renamed and a new one under its name: 55000, naming the renamed one" \
+  grep -q "ERROR:  55000: backfill worker id 1000 has its counters in database \"app_old\", not in database \"app\"" <<<"$(state $A "SELECT snowflake_at($T2)")"
+setting "idgen.backfill_database = 'app_old'"
+bf_ids 1000 >"$out/home2"
+check "the setting following the rename: its counters go on, none of the 2,400 IDs repeats" \
+  eq "$(sort -u "$out/home1" "$out/home2" | wc -l)" 2400
+q $A "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'app_old'" >/dev/null
+qdb $A app_old "DROP EXTENSION pg_idgen; CREATE EXTENSION pg_idgen"
+check "the extension dropped and created again there: 55000, an earlier table of that database" \
+  grep -q "ERROR:  55000: backfill worker id 1000 has its counters in an earlier idgen_internal.backfill_counters of database \"app_old\"" <<<"$(state $A "SELECT snowflake_at($T2)")"
+q $A "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'app_old'" >/dev/null
+q $A "DROP DATABASE app_old"
+setting "idgen.backfill_database = 'app'"
+check "the database dropped: 55000, saying it no longer exists" \
+  grep -q "ERROR:  55000: backfill worker id 1000 has its counters in database oid [0-9]*, which no longer exists" <<<"$(state $A "SELECT snowflake_at($T2)")"
+check "... the hint: another backfill worker id, never used" \
+  grep -q "HINT:  Set idgen.backfill_database back to the database that holds them, or set idgen.backfill_worker_id to a worker id no node and no app server has ever used" <<<"$(state $A "SELECT snowflake_at($T2)")"
+setting "idgen.backfill_worker_id = 999"
+bf_ids 10 >"$out/home3"
+check "a new backfill worker id starts in the new database" eq "$(sort -u "$out/home3" | wc -l)" 210
+check "the node's record names each id's table" eq \
+  "$(as_pg cat "$(cluster_dir bf_a)/pg_idgen.backfill_homes" | grep -c '^worker_id=\(1023\|1000\|999\) ')" 3
+cluster_stop bf_a
+cluster_start bf_a
+check "... and is kept across a restart" grep -q "ERROR:  55000: backfill worker id 999 has its counters in database \"app\"" \
+  <<<"$(q $A "ALTER SYSTEM SET idgen.backfill_database = 'other'" && q $A "SELECT pg_reload_conf()" >/dev/null && sleep 0.3 && state $A "SELECT snowflake_at($T2)")"
+
+phase "a backfill worker id that a holder has leased"
+# (Control, run by hand on the build before the check: backfills with 1021 were made, equal in
+# bits to the live IDs of its holder at those instants.)
+setting "idgen.backfill_database = 'postgres'"
+setting "idgen.backfill_worker_id = 1021"
+check "leased here (holder1 holds 1021): 22023, naming the lease" \
+  grep -q "ERROR:  22023: snowflake_at(ts): idgen.backfill_worker_id 1021 has been leased to a holder in this database" <<<"$(state $A "SELECT snowflake_at($T2)")"
+check "... from another database, the counters' database sees it: 22023" \
+  grep -q "ERROR:  22023: idgen.backfill_worker_id 1021 has been leased to a holder in database \"postgres\"" <<<"$(state $A "SELECT snowflake_at($T2)" other)"
+q $A "SELECT idgen.worker_release(worker_id, code, lease => lease) FROM idgen.worker_leases WHERE worker_id = 1021" >/dev/null
+check "... also once released (its holder made IDs with it)" \
+  grep -q "ERROR:  22023: snowflake_at(ts): idgen.backfill_worker_id 1021 has been leased" <<<"$(state $A "SELECT snowflake_at($T2)")"
+setting "idgen.backfill_worker_id = 1023"
+
 phase "a standby"
 q $A "CHECKPOINT"
 standby_init bf_s $A $S

@@ -101,6 +101,8 @@ check "1: Snowflake IDs are refused in a database created after the upgrade" \
   grep -q "ERROR:  55000" <<<"$(state other "SELECT snowflake_next_batch(20000)")"
 check "1: message IDs and UUIDv7s too" eq \
   "$(state other "SELECT msgid_next(1, 'x')" | grep -c "ERROR:  55000")$(state other "SELECT uuidv7_next()" | grep -c "ERROR:  55000")" 11
+check "1: IDs at a past time too (snowflake_at, uuidv7_at), saying why" eq \
+  "$(state other "SELECT snowflake_at(now() - interval '1 day')" | grep -c "ERROR:  55000: .*pg_upgrade filled")$(state other "SELECT uuidv7_at(now() - interval '1 day')" | grep -c "ERROR:  55000: .*pg_upgrade filled")" 11
 check "1: idgen.status.problem says so" grep -q "pg_upgrade filled" <<<"$(qdb $NEW other "SELECT problem FROM idgen.status")"
 check "1: decoding works meanwhile" eq "$(qdb $NEW app "SET client_min_messages = error; SELECT count(*) FROM t, id_decode(id)")" 201000
 # The hint: the old node's max_drift first, then the recipe in one database.

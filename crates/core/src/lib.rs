@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod backfill;
+pub mod backfill_homes;
 pub mod civil;
 pub mod codec;
 pub mod ff1;
