@@ -494,7 +494,7 @@ COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
 -- UUIDv7s share the clocks and the durable mark: the comments that named the streams.
 COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
-  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
 
 -- The worker id inside an ID as a scalar: with a named layout it is IMMUTABLE, so that Citus
 -- pushes it down into every shard (id_decode with the node's layout is STABLE and set-returning).

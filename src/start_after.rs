@@ -8,7 +8,7 @@ use pgrx::prelude::*;
 #[pg_schema]
 mod idgen {
     use pgrx::prelude::*;
-    use pgrx::PgSqlErrorCode;
+    use pgrx::{PgLogLevel, PgSqlErrorCode};
 
     use crate::gucs;
     use crate::node::checks::check_can_generate;
@@ -19,17 +19,24 @@ mod idgen {
 
     /// Moves this node's clock streams (Snowflake IDs, message IDs, UUIDv7s) past `ts`, durably: after a restore onto
     /// a new server, a move of a worker id between machines, or a clock set back for good.
+    ///
+    /// `ts` comes from outside: a node rebuilt from a backup, or one whose clock is behind, cannot
+    /// know from its own clock how far ahead the IDs it replaces went. So a `ts` further ahead of
+    /// this node's clock than idgen.max_drift is taken (with a WARNING): the node's IDs then wait,
+    /// or are refused, until its clock is within idgen.max_drift of it. Only a `ts` more than an
+    /// hour past that, which no clock error explains, is refused as a mistake.
     #[pg_extern(volatile, parallel_unsafe)]
     fn snowflake_start_after(ts: TimestampWithTimeZone) -> TimestampWithTimeZone {
         let ms = ms_of_ts(ts).or_raise();
-        let limit = now_ms() + gucs::max_drift_ms();
-        if ms > limit {
+        let now = now_ms();
+        let drift = gucs::max_drift_ms();
+        if ms > now + drift + BEHIND_MS {
             crate::pg::errors::invalid(format!(
-                "idgen.snowflake_start_after: {} is more than idgen.max_drift ({} ms) ahead of the clock",
-                format_utc_ms(ms),
-                gucs::max_drift_ms()
+                "idgen.snowflake_start_after: {} is more than idgen.max_drift ({drift} ms) and an hour ahead of the clock",
+                format_utc_ms(ms)
             ))
-            .hint("Fix the clock first, or raise idgen.max_drift; IDs are never made further ahead of the clock than that.")
+            .detail(format!("This node's clock reads {}.", format_utc_ms(now)))
+            .hint("Give the time of the newest ID to move past (or when the node it replaces was last seen, plus that node's idgen.max_drift), from a clock you trust; fix this node's clock first if it is that far behind.")
             .raise();
         }
         check_can_generate(shared::shared(), None);
@@ -43,8 +50,25 @@ mod idgen {
             .or_raise();
         // Every ID in this database, whichever system made it, is now below the next ones.
         crate::node::origin_check::adopt();
+        if ms > now + drift {
+            IdError::new(
+                PgSqlErrorCode::ERRCODE_WARNING,
+                format!(
+                    "idgen.snowflake_start_after: {} is {} ms ahead of this node's clock, more than idgen.max_drift ({drift} ms): this node's IDs wait or are refused until its clock reaches {}",
+                    format_utc_ms(ms),
+                    ms - now,
+                    format_utc_ms(ms - drift)
+                ),
+            )
+            .hint("If this node's clock is behind, fix it (NTP): IDs are never made further ahead of the clock than idgen.max_drift.")
+            .report(PgLogLevel::WARNING);
+        }
         ts_of_ms(next_ms)
     }
+
+    /// How far past idgen.max_drift a time may be ahead of this node's clock: a clock behind by
+    /// up to this is waited out; a time further ahead is taken for a mistake.
+    const BEHIND_MS: i64 = 3_600_000;
 
     /// This database system's identifier (pg_control), for idgen.node_origins.
     #[pg_extern(stable, parallel_safe)]
@@ -88,7 +112,7 @@ mod tests {
     }
 
     #[pg_test(
-        error = "idgen.snowflake_start_after: 2100-01-01 00:00:00.000 UTC is more than idgen.max_drift (60000 ms) ahead of the clock"
+        error = "idgen.snowflake_start_after: 2100-01-01 00:00:00.000 UTC is more than idgen.max_drift (60000 ms) and an hour ahead of the clock"
     )]
     fn start_after_refuses_the_far_future() {
         Spi::run("SELECT idgen.snowflake_start_after('2100-01-01 UTC')").unwrap();

@@ -158,7 +158,7 @@ COMMENT ON FUNCTION idgen_internal.worker_lease_state() IS
 COMMENT ON FUNCTION idgen_internal.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
-  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. At most idgen.max_drift ahead of the clock.';
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
 COMMENT ON FUNCTION idgen.node_system_identifier() IS
   'This database system''s identifier (system_identifier of pg_control_system()), as idgen.node_origins records it.';
 
