@@ -42,10 +42,30 @@ BEGIN
 END
 $$;
 
+-- A key given as a literal stays in the statement's text, which pg_stat_activity (while the
+-- session is in it) and pg_stat_statements (inside a DO block or a function, and with
+-- track = all) show to every member of pg_monitor: warn, so that the caller passes it as a bind
+-- parameter instead (docs/public-ids.md).
+CREATE FUNCTION idgen_internal.public_key_in_statement(key bytea) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    text_of_statement text := lower(coalesce(current_query(), ''));
+BEGIN
+    IF key IS NOT NULL AND (position(encode(key, 'hex') IN text_of_statement) > 0
+                            OR position(lower(encode(key, 'base64')) IN text_of_statement) > 0) THEN
+        RAISE WARNING 'the key''s bytes are in the text of the statement'
+            USING ERRCODE = '01000',
+                  DETAIL = 'pg_stat_activity and pg_stat_statements keep statement texts, and every member of pg_monitor reads them: whoever read this one has the key.',
+                  HINT = 'Pass the key as a bind parameter (psql 16 or later: \bind; a driver''s query parameters), never as a literal; for this key, rotate it (idgen.public_key_rotate) with bytes given that way.';
+    END IF;
+END
+$$;
+
 CREATE FUNCTION idgen.public_key_create(name text, prefix text DEFAULT '', key bytea DEFAULT NULL) RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
     PERFORM idgen_internal.public_key_check(public_key_create.name, public_key_create.prefix, public_key_create.key);
+    PERFORM idgen_internal.public_key_in_statement(public_key_create.key);
     PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_create.name));
     IF EXISTS (SELECT FROM idgen_internal.public_keys k WHERE k.name = public_key_create.name) THEN
         RAISE EXCEPTION 'public key "%" exists', public_key_create.name
@@ -70,6 +90,7 @@ BEGIN
             USING ERRCODE = '42704', HINT = 'Create it with idgen.public_key_create().';
     END IF;
     PERFORM idgen_internal.public_key_check(r.name, r.prefix, public_key_rotate.key);
+    PERFORM idgen_internal.public_key_in_statement(public_key_rotate.key);
     IF r.version >= 1023 THEN
         RAISE EXCEPTION 'public key "%" has had 1023 versions, the most its text forms can name', r.name
             USING ERRCODE = '54000', HINT = 'Create a key under a new name for new IDs.';
@@ -123,6 +144,7 @@ COMMENT ON COLUMN idgen.public_keys.version IS 'The version: its text forms carr
 COMMENT ON COLUMN idgen.public_keys.created_at IS 'When the version was made.';
 COMMENT ON FUNCTION idgen_internal.public_key_check(text, text, bytea) IS 'Checks a key''s name, prefix and bytes before they are written (so that no constraint''s error shows a key).';
 COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS 'The fingerprint column of idgen.public_keys.';
+COMMENT ON FUNCTION idgen_internal.public_key_in_statement(bytea) IS 'Warns when a key''s bytes stand in the text of the statement that gives them (pg_monitor reads statement texts).';
 COMMENT ON FUNCTION idgen_internal.public_key_random() IS '32 random bytes from pg_strong_random(): a new AES-256 key.';
 COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS 'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
 COMMENT ON COLUMN idgen.public_keys.current IS 'Whether new public IDs are made with this version.';

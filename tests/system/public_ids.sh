@@ -193,6 +193,26 @@ as admin "SET search_path = public, pg_catalog; SELECT hashtext('x')" >/dev/null
 check "control: where search_path is not pinned the planted function runs (as its caller)" eq \
   "$(q $P "SELECT string_agg(what, ',') FROM public.loot")" "hashtext as admin"
 
+phase "what pg_monitor reads: statement texts"
+# A key given as a literal stays in the statement's text: pg_stat_activity shows it while the
+# session is there, pg_stat_statements keeps it from a DO block (track = all). Given as a bind
+# parameter, the texts hold $1. (tests/key_texts.py; psycopg 3 binds parameters on the server.)
+if [ $STATEMENTS = yes ]; then
+  q $P "ALTER SYSTEM SET pg_stat_statements.track = 'all'" && q $P "SELECT pg_reload_conf()" >/dev/null
+  q $P "CREATE ROLE watcher LOGIN; GRANT pg_monitor TO watcher"
+  out=$("$VENV/bin/python" "$REPO/tests/key_texts.py" "host=127.0.0.1 port=$P dbname=postgres" \
+    0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a09080706050403020100f 1f1e1d1c1b1a19181716151413121110f1e1d1c1b1a191817161514131211101)
+  echo "    $out"
+  check "a key as a literal in a DO block: a pg_monitor member reads it in both views (the hazard)" grep -q '"literal": \[[1-9][0-9]*, [1-9]' <<<"$out"
+  check "... and the administrator is warned" grep -q '"literal_warning": "the key.s bytes are in the text of the statement"' <<<"$out"
+  check "the key as a bind parameter: in neither view, and no warning" grep -q '"bound": \[0, 0\], "bound_warning": null' <<<"$out"
+  check "... and it is the key given" eq \
+    "$(q $P "SELECT key = '\\x1f1e1d1c1b1a19181716151413121110f1e1d1c1b1a191817161514131211101'::bytea FROM idgen_internal.public_keys WHERE name = 'bound'")" t
+  q $P "ALTER SYSTEM RESET pg_stat_statements.track" && q $P "SELECT pg_reload_conf()" >/dev/null
+else
+  echo "  skipped: pg_stat_statements is not part of this PostgreSQL build"
+fi
+
 phase "pg_dump / pg_restore"
 before=$(as plain "SELECT idgen.id_to_public(123, 'invoice') || ' ' || idgen.id_to_public(123, 'account')")
 as_pg "$PGBIN/pg_dump" -h 127.0.0.1 -p $P -U postgres -Fc -f "$WORK/pubid.dump" postgres
