@@ -935,7 +935,7 @@ COMMENT ON FUNCTION idgen.public_to_id(text, text) IS 'The bigint of a public te
 COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS 'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
 COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS 'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
 REVOKE EXECUTE ON FUNCTION idgen_internal.public_key_random(), idgen_internal.public_key_fingerprint(text, integer),
-    idgen_internal.public_keys_changed(), idgen_internal.public_key_check(text, text, bytea),
+    idgen_internal.public_keys_changed(), idgen_internal.public_key_check(text, text, bytea), idgen_internal.public_key_in_statement(bytea),
     idgen.public_key_create(text, text, bytea), idgen.public_key_rotate(text, bytea), idgen.public_key_drop(text, integer),
     idgen.encrypt_id(bigint, text, integer), idgen.decrypt_id(bigint, text, integer),
     idgen.encrypt_id_js_safe(bigint, text, integer), idgen.decrypt_id_js_safe(bigint, text, integer),
@@ -950,7 +950,7 @@ GRANT EXECUTE ON FUNCTION idgen.encrypt_id(bigint, text, integer), idgen.decrypt
     idgen_internal.public_key_fingerprint(text, integer) TO PUBLIC;
 GRANT SELECT ON idgen.public_keys TO PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.public_key_random(), idgen_internal.public_key_fingerprint(text, integer),
-    idgen_internal.public_keys_changed(), idgen_internal.public_key_check(text, text, bytea),
+    idgen_internal.public_keys_changed(), idgen_internal.public_key_check(text, text, bytea), idgen_internal.public_key_in_statement(bytea),
     idgen.public_key_create(text, text, bytea), idgen.public_key_rotate(text, bytea), idgen.public_key_drop(text, integer),
     idgen.encrypt_id(bigint, text, integer), idgen.decrypt_id(bigint, text, integer),
     idgen.encrypt_id_js_safe(bigint, text, integer), idgen.decrypt_id_js_safe(bigint, text, integer),
@@ -973,7 +973,7 @@ CREATE VIEW idgen.refusals AS SELECT * FROM idgen_internal.refusal_counts();
 COMMENT ON VIEW idgen.refusals IS 'How often this node refused to make an ID since the server started, per stream (snowflake, msgid, uuidv7) and reason (a fixed set: standby, mark_unreadable, layout_refused, upgraded_without_mark, other_system, worker_id_unset, clock_behind, sequence_exhausted, before_epoch, layout_exhausted, mark_not_written, lease_missing, lease_lapsed, lease_ceiling); every pair has a row, zero included.';
 COMMENT ON COLUMN idgen.refusals.stream IS 'snowflake, msgid or uuidv7.';
 COMMENT ON COLUMN idgen.refusals.reason IS 'Why, from a fixed set (a label of a metric: never renamed).';
-COMMENT ON COLUMN idgen.refusals.refusals IS 'IDs of the stream refused for that reason since the server started.';
+COMMENT ON COLUMN idgen.refusals.refusals IS 'Calls for IDs of the stream refused for that reason since the server started (a refused batch counts once, whatever its size).';
 COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
   'The rows of the idgen.refusals view.';
 REVOKE ALL ON idgen.refusals FROM PUBLIC;
@@ -1032,7 +1032,8 @@ DECLARE
     pass integer;
     top integer;
     starts integer[];
-    c integer;
+    -- bigint: a range may end at the largest integer, and c walks one past it.
+    c bigint;
     tries integer;
     skipped integer;
     attempt integer;
@@ -1046,7 +1047,7 @@ DECLARE
     backfill integer := nullif(coalesce(current_setting('idgen.backfill_worker_id', true), '-1')::integer, -1);
     -- The ids this server keeps for itself, never leased.
     kept integer[] := array_remove(ARRAY[own, backfill], NULL);
-    span integer;
+    span bigint;
     n_held bigint;
     n_grace bigint;
     n_rows bigint;
@@ -1071,7 +1072,7 @@ BEGIN
         RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
             USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
     END IF;
-    span := hi - lo + 1 - (SELECT count(DISTINCT k) FROM unnest(kept) k WHERE k BETWEEN lo AND hi)::integer;
+    span := hi::bigint - lo + 1 - (SELECT count(DISTINCT k) FROM unnest(kept) k WHERE k BETWEEN lo AND hi);
     IF span = 0 AND own BETWEEN lo AND hi THEN
         RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s own worker id', lo, hi, own
             USING ERRCODE = '53000',
@@ -1128,7 +1129,7 @@ BEGIN
                     -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
                     -- LOCKED does for rows (cheap, and bounded by the number of acquirers at
                     -- once). ON CONFLICT finds ids committed since we looked.
-                    IF NOT pg_try_advisory_xact_lock(1768161281, c) THEN
+                    IF NOT pg_try_advisory_xact_lock(1768161281, c::integer) THEN
                         skipped := skipped + 1;
                     ELSE
                         tries := tries + 1;
@@ -1148,7 +1149,7 @@ BEGIN
                             -- Others committed ids above the top we saw: look for the top again
                             -- rather than walk behind them one id at a time.
                             SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
-                            c := greatest(c, top);
+                            c := greatest(c, top::bigint);
                         END IF;
                     END IF;
                     c := c + 1;
@@ -1278,7 +1279,8 @@ COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
   'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
 REVOKE EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
     uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) FROM PUBLIC;
+-- WITH GRANT OPTION: a member of idgen_admin who is no superuser may grant them on.
 GRANT EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
-    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) TO idgen_admin;
+    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) TO idgen_admin WITH GRANT OPTION;
 REVOKE EXECUTE ON FUNCTION idgen_internal.backfill_counters_guard() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION idgen_internal.backfill_counters_guard() TO idgen_admin;
