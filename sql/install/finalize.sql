@@ -372,8 +372,9 @@ GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal TO idgen_admin;
 -- IDs at a past time: administrators, and the roles they grant them to (docs/backfill.md).
 REVOKE EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
     uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) FROM PUBLIC;
+-- WITH GRANT OPTION: a member of idgen_admin who is no superuser may grant them on.
 GRANT EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
-    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) TO idgen_admin;
+    uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) TO idgen_admin WITH GRANT OPTION;
 -- (Deleting a row of idgen.segments_retired is how an administrator lets a dropped type's IDs be
 -- handed out again.)
 GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.segments_retired, idgen.workers TO idgen_admin;

@@ -57,7 +57,8 @@ DECLARE
     pass integer;
     top integer;
     starts integer[];
-    c integer;
+    -- bigint: a range may end at the largest integer, and c walks one past it.
+    c bigint;
     tries integer;
     skipped integer;
     attempt integer;
@@ -71,7 +72,7 @@ DECLARE
     backfill integer := nullif(coalesce(current_setting('idgen.backfill_worker_id', true), '-1')::integer, -1);
     -- The ids this server keeps for itself, never leased.
     kept integer[] := array_remove(ARRAY[own, backfill], NULL);
-    span integer;
+    span bigint;
     n_held bigint;
     n_grace bigint;
     n_rows bigint;
@@ -96,7 +97,7 @@ BEGIN
         RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
             USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
     END IF;
-    span := hi - lo + 1 - (SELECT count(DISTINCT k) FROM unnest(kept) k WHERE k BETWEEN lo AND hi)::integer;
+    span := hi::bigint - lo + 1 - (SELECT count(DISTINCT k) FROM unnest(kept) k WHERE k BETWEEN lo AND hi);
     IF span = 0 AND own BETWEEN lo AND hi THEN
         RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s own worker id', lo, hi, own
             USING ERRCODE = '53000',
@@ -153,7 +154,7 @@ BEGIN
                     -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
                     -- LOCKED does for rows (cheap, and bounded by the number of acquirers at
                     -- once). ON CONFLICT finds ids committed since we looked.
-                    IF NOT pg_try_advisory_xact_lock(1768161281, c) THEN
+                    IF NOT pg_try_advisory_xact_lock(1768161281, c::integer) THEN
                         skipped := skipped + 1;
                     ELSE
                         tries := tries + 1;
@@ -173,7 +174,7 @@ BEGIN
                             -- Others committed ids above the top we saw: look for the top again
                             -- rather than walk behind them one id at a time.
                             SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
-                            c := greatest(c, top);
+                            c := greatest(c, top::bigint);
                         END IF;
                     END IF;
                     c := c + 1;

@@ -17,4 +17,4 @@ CREATE VIEW idgen.refusals AS SELECT * FROM idgen_internal.refusal_counts();
 COMMENT ON VIEW idgen.refusals IS 'How often this node refused to make an ID since the server started, per stream (snowflake, msgid, uuidv7) and reason (a fixed set: standby, mark_unreadable, layout_refused, upgraded_without_mark, other_system, worker_id_unset, clock_behind, sequence_exhausted, before_epoch, layout_exhausted, mark_not_written, lease_missing, lease_lapsed, lease_ceiling); every pair has a row, zero included.';
 COMMENT ON COLUMN idgen.refusals.stream IS 'snowflake, msgid or uuidv7.';
 COMMENT ON COLUMN idgen.refusals.reason IS 'Why, from a fixed set (a label of a metric: never renamed).';
-COMMENT ON COLUMN idgen.refusals.refusals IS 'IDs of the stream refused for that reason since the server started.';
+COMMENT ON COLUMN idgen.refusals.refusals IS 'Calls for IDs of the stream refused for that reason since the server started (a refused batch counts once, whatever its size).';

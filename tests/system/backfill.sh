@@ -228,6 +228,10 @@ q $A "GRANT EXECUTE ON FUNCTION snowflake_at(timestamptz) TO importer"
 check "a role granted EXECUTE backfills" grep -qE "^[0-9]+$" <<<"$(as_alice importer "SELECT snowflake_at($T)")"
 q $A "GRANT idgen_admin TO alice"
 check "a member of idgen_admin backfills" grep -qE "^[0-9a-f-]{36}$" <<<"$(as_alice alice "SELECT uuidv7_at($T)")"
+q $A "CREATE ROLE loader LOGIN"
+check "a member of idgen_admin who is no superuser grants it on, as docs/backfill.md says (before: 01007, nothing granted)" \
+  not_grep -q "WARNING" <<<"$(as_alice alice "GRANT EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]) TO loader")"
+check "... and that role backfills" grep -qE "^[0-9]+$" <<<"$(as_alice loader "SELECT snowflake_at($T)")"
 
 phase "where the counters live: a changed setting, a renamed or new database, a new extension"
 # (Control, run by hand on the build before pg_idgen.backfill_homes: each refused call below gave

@@ -76,6 +76,10 @@ SELECT * FROM idgen.worker_acquire('x', '500 ms');
 SELECT * FROM idgen.worker_acquire('x', '8 days');
 SELECT * FROM idgen.worker_acquire('x', '1 min', 5, 4);
 SELECT * FROM idgen.worker_acquire('x', '1 min', -1, 4);
+-- A range up to the largest integer: no overflow on the way (it was 22003 inside the function).
+SELECT worker_id FROM idgen.worker_acquire('wide', '1 min', 2147483646, 2147483647);
+SELECT worker_id FROM idgen.worker_acquire('wide2', '1 min', 2147483646, 2147483647);
+SELECT * FROM idgen.worker_acquire('wide3', '1 min', 2147483646, 2147483647);
 SELECT idgen.worker_heartbeat(NULL, 'x');
 SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', now() + interval '2 hours', :second_lease);
 BEGIN;
