@@ -283,7 +283,12 @@ pub struct SegmentState {
     /// `issued` when the last range was installed: the IDs used since measure the rate.
     pub issued_at_refill: u64,
     pub refills_ahead: u64,
+    /// Ranges a caller waited for after the type's first: the cache ran dry. (The first range of
+    /// a type, after a start or after its cached ranges were forgotten, is always waited for:
+    /// nothing could be fetched ahead of it; it is counted in neither.)
     pub refills_waited: u64,
+    /// A range was installed since the type was cached.
+    pub filled: bool,
     pub issued: u64,
 }
 
@@ -352,11 +357,12 @@ impl SegmentState {
         } else {
             self.next = Buffer::load(range);
         }
-        if std::mem::take(&mut self.waiting) {
-            self.refills_waited += 1;
-        } else {
+        if !std::mem::take(&mut self.waiting) {
             self.refills_ahead += 1;
+        } else if self.filled {
+            self.refills_waited += 1;
         }
+        self.filled = true;
         self.refill = Refill::Idle;
         self.fault = 0;
         self.step = step;

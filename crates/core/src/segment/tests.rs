@@ -186,8 +186,23 @@ fn empty_state_asks_once_and_callers_wait() {
     assert!(!s.claim());
     assert_eq!(s.take(1, 20), Take::Wait { request: false });
     s.install(plan_range(0, 10, 1, 0).unwrap(), 10, 1);
-    assert_eq!((s.refills_waited, s.refills_ahead), (1, 0));
+    // The type's first range: nothing could be fetched ahead of it, so it is no dry cache.
+    assert_eq!((s.refills_waited, s.refills_ahead), (0, 0));
     assert_eq!(got(s.take(1, 20)), (1, 1, false));
+}
+
+#[test]
+fn a_wait_after_the_first_range_counts_as_the_cache_running_dry() {
+    let mut s = SegmentState::default();
+    s.take(1, 100);
+    s.claim();
+    s.install(plan_range(0, 2, 1, 0).unwrap(), 2, 1);
+    assert_eq!(got(s.take(2, 100)), (1, 2, true));
+    // The prefetch was asked for but has not come: the next caller waits for it.
+    assert_eq!(s.take(1, 100), Take::Wait { request: false });
+    assert!(s.claim());
+    s.install(plan_range(2, 4, 1, 0).unwrap(), 2, 2);
+    assert_eq!((s.refills_waited, s.refills_ahead), (1, 0));
 }
 
 #[test]
@@ -202,7 +217,7 @@ fn prefetch_fires_once_at_the_share_and_the_switch_is_seamless() {
     assert_eq!(got(s.take(1, 20)), (3, 1, false));
     assert!(s.claim());
     s.install(plan_range(10, 20, 1, 0).unwrap(), 20, 5);
-    assert_eq!((s.refills_waited, s.refills_ahead), (1, 1));
+    assert_eq!((s.refills_waited, s.refills_ahead), (0, 1));
     assert_eq!(s.ids_left(), 7 + 20);
     let mut all: Vec<i64> = (4..=10).collect();
     all.extend(11..=30);
