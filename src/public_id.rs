@@ -16,7 +16,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 
-use pg_idgen_core::public_id::{PublicIdError, PublicKey};
+use pg_idgen_core::public_id::{ParsedText, PublicIdError, PublicKey};
 use pgrx::prelude::*;
 use pgrx::{FromDatum, PgSqlErrorCode};
 use zeroize::Zeroize;
@@ -157,24 +157,18 @@ fn key(name: &str, version: Option<i32>) -> Rc<PublicKey> {
                 PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
                 format!("public key \"{name}\" has no version {}", version.unwrap_or(v as i32)),
             )
-            .hint("idgen.public_keys lists the versions of each key; a dropped version decrypts nothing.")
+            .hint("idgen.public_keys lists the versions of each key: a dropped version decrypts nothing, and a public ID made with another key of the same prefix names versions of that key.")
         })
     });
     found.unwrap_or_else(|e| e.raise())
 }
 
-/// The key's version named by a text form, for decryption.
-fn key_of_text(name: &str, version: u16) -> Rc<PublicKey> {
-    // Reads the keys if they are stale, and raises for a key that does not exist.
-    key(name, None);
-    CACHE
-        .with(|cache| {
-            cache
-                .rings
-                .get(name)
-                .and_then(|r| r.versions.get(&version).cloned())
-        })
-        .unwrap_or_else(|| public_error(PublicIdError::Version))
+/// The key of the version a text form names, for decryption: first what can be said of the
+/// form without it (22P02: another prefix, another length or alphabet), then the version, which
+/// must exist (42704: one never made, or dropped).
+fn key_of_text(name: &str, parsed: &ParsedText<'_>, chars: usize) -> Rc<PublicKey> {
+    or_public(key(name, None).check_form(parsed, chars));
+    key(name, Some(i32::from(parsed.version)))
 }
 
 fn public_error(e: PublicIdError) -> ! {
@@ -190,7 +184,7 @@ fn public_error(e: PublicIdError) -> ! {
         PublicIdError::NotUuidV7 => "idgen.encrypt_uuid() takes UUIDv7s (uuidv7_next()); other UUIDs are random already.",
         PublicIdError::NotUuidV4 => "idgen.decrypt_uuid() takes what idgen.encrypt_uuid() made: version-4 UUIDs.",
         PublicIdError::WrongPrefix => "A public ID decrypts only with the key it was made with (its prefix names it).",
-        PublicIdError::Version => "It was made with a key version that was dropped, or with another key.",
+        PublicIdError::Version => "Its two characters after the prefix name no key version (00): it is damaged, or no public ID.",
         _ => "Public IDs are read back exactly as they were handed out (letters in either case).",
     };
     IdError::new(code, e.to_string()).hint(hint).raise()
@@ -213,7 +207,7 @@ mod idgen {
     use pgrx::prelude::*;
 
     use super::{key_of_text, or_public, uuid_bits, uuid_of};
-    use pg_idgen_core::public_id::parse_text;
+    use pg_idgen_core::public_id::{parse_text, ID_CHARS, UUID_CHARS};
 
     /// Any `bigint` encrypted under the key `key` (its current version, or `version`): a
     /// permutation of all 2^64 values (FF1 over AES, radix 2, 64 digits).
@@ -293,7 +287,7 @@ mod idgen {
     #[pg_extern(stable, parallel_safe, strict)]
     fn public_to_id(public_id: &str, key: &str) -> i64 {
         let parsed = or_public(parse_text(public_id));
-        or_public(key_of_text(key, parsed.version).text_to_id(&parsed))
+        or_public(key_of_text(key, &parsed, ID_CHARS).text_to_id(&parsed))
     }
 
     /// A UUIDv7's public text form: prefix, version, 32 characters of ciphertext.
@@ -307,7 +301,7 @@ mod idgen {
     fn public_to_uuid(public_id: &str, key: &str) -> pgrx::Uuid {
         let parsed = or_public(parse_text(public_id));
         uuid_of(or_public(
-            key_of_text(key, parsed.version).text_to_uuid(&parsed),
+            key_of_text(key, &parsed, UUID_CHARS).text_to_uuid(&parsed),
         ))
     }
 }

@@ -109,6 +109,9 @@ check "a UUID of another version to encrypt_uuid, a v7 to decrypt_uuid: 22023" e
 pub=$(as plain "SELECT idgen.id_to_public(42, 'invoice')")
 check "the text form: prefix, version, 20 characters" eq "$(grep -cE '^inv_01[0-9a-hjkmnp-tv-z]{20}$' <<<"$pub")" 1
 check "... read back in upper case" eq "$(as plain "SELECT idgen.public_to_id('inv_' || upper('${pub:4}'), 'invoice')")" 42
+check "... its prefix too, as the hint says (before: 22P02, another prefix)" eq "$(as plain "SELECT idgen.public_to_id(upper('$pub'), 'invoice')")" 42
+check "a text that is no public ID: 22P02, saying what is wrong with it (not a key version)" \
+  eq "$(state plain "SELECT idgen.public_to_id('hello world', 'invoice')")|$(grep -c 'key version' "$WORK/state.txt")" "22P02|0"
 damaged="${pub:0:10}$([ "${pub:10:1}" = x ] && echo y || echo x)${pub:11}"
 check "a damaged one, another prefix, another key's, a cut one, a character outside: 22P02" eq \
   "$(state plain "SELECT idgen.public_to_id('$damaged', 'invoice')")$(state plain "SELECT idgen.public_to_id('acc_${pub:4}', 'invoice')")$(state plain "SELECT idgen.public_to_id('acc_${pub:4}', 'account')")$(state plain "SELECT idgen.public_to_id('${pub:0:25}', 'invoice')")$(state plain "SELECT idgen.public_to_id('${pub:0:25}!', 'invoice')")" \
@@ -150,8 +153,9 @@ check "the binary forms take a version: version 1's and 2's differ and each come
   "$(as plain "SELECT idgen.encrypt_id(7, 'invoice', 1) <> idgen.encrypt_id(7, 'invoice'), idgen.decrypt_id(idgen.encrypt_id(7, 'invoice', 1), 'invoice', 1)")" "t|7"
 check "the current version cannot be dropped (55000)" eq "$(state admin "SELECT idgen.public_key_drop('invoice', 2)")" 55000
 as admin "SELECT idgen.public_key_drop('invoice', 1)" >/dev/null
-check "once version 1 is dropped its public IDs no longer decrypt (22P02), version 2's do" eq \
-  "$(state plain "SELECT idgen.public_to_id('$v1', 'invoice')")|$(as plain "SELECT idgen.public_to_id('$v2', 'invoice')")" "22P02|7"
+check "once version 1 is dropped its public IDs no longer decrypt (42704, as the reference says), version 2's do" eq \
+  "$(state plain "SELECT idgen.public_to_id('$v1', 'invoice')")|$(as plain "SELECT idgen.public_to_id('$v2', 'invoice')")" "42704|7"
+check "... the message names the key and the version" grep -q 'public key "invoice" has no version 1' "$WORK/state.txt"
 check "... nor its binary form (42704)" eq "$(state plain "SELECT idgen.decrypt_id(1, 'invoice', 1)")" 42704
 check "idgen.public_keys: versions, current, dropped, fingerprints; no key column" eq \
   "$(as plain "SELECT string_agg(format('%s:%s:%s:%s', name, version, current, fingerprint IS NOT NULL), ',' ORDER BY name, version) FROM idgen.public_keys")" \

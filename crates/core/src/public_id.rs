@@ -58,7 +58,7 @@ impl std::fmt::Display for PublicIdError {
             PublicIdError::WrongPrefix => "the public ID does not have this key's prefix",
             PublicIdError::Length => "the public ID does not have the length of this form",
             PublicIdError::Character => "the public ID has a character outside its alphabet",
-            PublicIdError::Version => "the public ID names a key version that does not exist",
+            PublicIdError::Version => "the public ID names no version of this key",
             PublicIdError::Check => "the public ID is damaged or was made with another key",
         })
     }
@@ -267,8 +267,24 @@ impl PublicKey {
         Ok(s)
     }
 
+    /// What can be said of a text form before the key of its version is looked up: this key's
+    /// prefix (in either case, as the ciphertext), and the length and alphabet of the form
+    /// (`ID_CHARS` or `UUID_CHARS` characters). A version is the same key's in every version.
+    pub fn check_form(&self, parsed: &ParsedText<'_>, chars: usize) -> Result<(), PublicIdError> {
+        if !parsed.prefix.eq_ignore_ascii_case(&self.prefix) {
+            return Err(PublicIdError::WrongPrefix);
+        }
+        if parsed.body.len() != chars {
+            return Err(PublicIdError::Length);
+        }
+        if parsed.body.iter().any(|c| digit(*c).is_none()) {
+            return Err(PublicIdError::Character);
+        }
+        Ok(())
+    }
+
     fn check_prefix(&self, parsed: &ParsedText<'_>) -> Result<(), PublicIdError> {
-        if parsed.prefix != self.prefix {
+        if !parsed.prefix.eq_ignore_ascii_case(&self.prefix) {
             return Err(PublicIdError::WrongPrefix);
         }
         if parsed.version != self.version {
@@ -413,10 +429,34 @@ mod tests {
             parse_text("inv_00abc"),
             Err(PublicIdError::Version)
         ));
-        // Upper case is the same string.
+        // Upper case is the same string, prefix included.
         assert_eq!(
-            k.text_to_id(&parse_text(&t.to_uppercase().replace("INV", "inv")).unwrap()),
+            k.text_to_id(&parse_text(&t.to_uppercase()).unwrap()),
             Ok(42)
+        );
+        // The form's shape, before any version is looked up: prefix, length, alphabet.
+        let parsed = parse_text(&t).unwrap();
+        assert_eq!(k.check_form(&parsed, ID_CHARS), Ok(()));
+        assert_eq!(
+            k.check_form(&parse_text(&t.to_uppercase()).unwrap(), ID_CHARS),
+            Ok(())
+        );
+        assert_eq!(
+            k.check_form(&parsed, UUID_CHARS),
+            Err(PublicIdError::Length)
+        );
+        assert_eq!(
+            other.check_form(&parsed, ID_CHARS),
+            Err(PublicIdError::WrongPrefix)
+        );
+        assert_eq!(
+            key("", 1).check_form(&parse_text("hello world").unwrap(), ID_CHARS),
+            Err(PublicIdError::Length)
+        );
+        let spaced = format!("{} {}", &t[..10], &t[11..]);
+        assert_eq!(
+            k.check_form(&parse_text(&spaced).unwrap(), ID_CHARS),
+            Err(PublicIdError::Character)
         );
         // The same key with another prefix makes other strings.
         assert_ne!(key("usr", 1).id_to_text(42)[4..], t[4..]);
