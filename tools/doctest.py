@@ -23,6 +23,9 @@ Directives, as HTML comments on the line before a block (GitHub does not show th
   <!-- doctest: setup
   SQL ...
   -->                             hidden SQL run before the next block (tables an example assumes)
+`--one-database DB` runs the pages, in the order given, one after another in the one database DB
+(made anew; the README first creates the extension, later pages find it): a reader who follows the
+README and then the pages in one database meets no name another page took.
 `--blocks` prints the SQL blocks of the pages instead of running them, each after a line
 `-- doctest block N (FILE:LINE)`, for a test that runs them on servers of its own (citus.sh).
 `--fill` writes psql's output into every output block that holds only `...` (for writing a page;
@@ -126,13 +129,17 @@ def psql(args, db, sql, env):
 def run_page(args, path, env):
     blocks = parse(path)
     name = re.sub(r"[^a-z0-9]+", "_", os.path.splitext(path)[0].lower()).strip("_")
-    db = f"doctest_{name}"[:63]
-    admin = psql(args, "postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE);\nCREATE DATABASE "{db}";\n', env)
-    if admin.returncode != 0:
-        print(f"  FAIL: {path}: could not make database {db}: {admin.stderr.strip()}")
-        return False, 0, 0, 0
+    db = args.one_database or f"doctest_{name}"[:63]
+    if not args.one_database:
+        admin = psql(args, "postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE);\nCREATE DATABASE "{db}";\n', env)
+        if admin.returncode != 0:
+            print(f"  FAIL: {path}: could not make database {db}: {admin.stderr.strip()}")
+            return False, 0, 0, 0
     script = []
-    if not os.path.basename(path) == "README.md":
+    if args.one_database and os.path.basename(path) != "README.md":
+        # A reader who followed the README (or an earlier page) in this database has it.
+        script.append("SET client_min_messages = warning;\nCREATE EXTENSION IF NOT EXISTS pg_idgen;\nRESET client_min_messages;")
+    elif not os.path.basename(path) == "README.md":
         script.append("CREATE EXTENSION pg_idgen;")
     run = [b for b in blocks if not b["skip"]]
     for n, b in enumerate(run):
@@ -158,6 +165,12 @@ def run_page(args, path, env):
         where = f"{path}:{b['line']}" if b else path
         print(f"  FAIL: {where}: the block failed in psql:\n{indent(result.stderr)}")
         ok = False
+    # A reader sees what psql prints to stderr too: a WARNING the page does not show is a fault
+    # of the page (or of the product).
+    warnings = [line for line in result.stderr.split("\n") if line.startswith("WARNING:")]
+    if warnings:
+        print(f"  FAIL: {path}: its blocks print warnings the page does not show:\n{indent(chr(10).join(warnings))}")
+        ok = False
     for n, b in enumerate(run):
         if b["expected"] is None or str(n) not in outputs:
             continue
@@ -177,13 +190,15 @@ def run_page(args, path, env):
         open(path, "w", encoding="utf-8").write(text)
         print(f"  filled: {path}: {len(fills)} output blocks")
     skipped = [b for b in blocks if b["skip"]]
-    for b in skipped:
+    # (With --one-database the same pages ran one by one first, which said what they skip.)
+    for b in [] if args.one_database else skipped:
         # A block another test runs (`needs`) is only not run here; one no test runs is skipped,
         # in the words the test command counts ("  skipped: "), so it is never silent.
         word = "not run here" if b["skip"].startswith("needs ") else "skipped"
         print(f"  {word}: {path}:{b['line']}: {b['skip']}")
-    if ok and not args.keep:
+    if ok and not args.keep and not args.one_database:
         psql(args, "postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE);\n', env)
+    if ok:
         print(f"  ok: {path}: {len(run)} SQL blocks run, {compared} outputs compared")
     return ok, len(run), compared, len(skipped)
 
@@ -202,6 +217,9 @@ def main():
     parser.add_argument("--with", dest="with_", action="append", default=[],
                         help="run the blocks that need this (e.g. pg_partman)")
     parser.add_argument("--keep", action="store_true", help="keep each page's database (doctest_<page>)")
+    parser.add_argument("--one-database", metavar="DB",
+                        help="run every page, in the order given, in this one database (made anew), "
+                             "as a reader who follows them one after another")
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
     WITH.update(args.with_)
@@ -214,6 +232,12 @@ def main():
         return 0
     env = dict(os.environ, PGTZ="UTC", PGDATESTYLE="ISO, MDY", LC_MESSAGES="C")
     totals, all_ok = [0, 0, 0], True
+    if args.one_database:
+        db = args.one_database
+        admin = psql(args, "postgres", f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE);\nCREATE DATABASE "{db}";\n', env)
+        if admin.returncode != 0:
+            print(f"  FAIL: could not make database {db}: {admin.stderr.strip()}")
+            return 1
     for path in args.files:
         ok, n, c, s = run_page(args, path, env)
         all_ok &= ok
