@@ -1,5 +1,4 @@
-"""An outbox relay that pages by ID and never misses a row committed late (README, "Reading new
-rows in ID order").
+"""An outbox relay that pages by ID and never misses a row committed late (docs/read-horizon.md).
 
 The table is written by the application, its key made by the database:
 
@@ -13,7 +12,10 @@ BEGIN. On a physical standby: `read_page_standby`. Several nodes writing the tab
 horizon of the nodes that write it (`min_horizon`); read on a subscriber of their logical
 replication: `read_page_nodes`.
 
-Run: python outbox_relay.py "host=... dbname=..."   prints each row as a JSON line, forever.
+It needs psycopg 3 (the `psycopg` package, not psycopg2):
+
+    python3 -m venv relay && relay/bin/pip install "psycopg[binary]"
+    relay/bin/python outbox_relay.py "host=... dbname=..."   # each row as a JSON line, forever
 """
 
 import json

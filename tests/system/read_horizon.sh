@@ -177,6 +177,28 @@ check "the control (id > last alone) missed rows" test \
   "$(python3 -c "import json,sys; print(json.load(sys.stdin)['control_id']['missed'])" <<<"$out")" -gt 0
 for n in a b c; do cluster_stop "hz_$n" fast; done
 
+# examples/outbox_relay.py run as docs/read-horizon.md says (psycopg 3 in a venv), on the page's
+# table: a row of a transaction that commits after later rows is relayed too, once, in ID order.
+q $P "CREATE DATABASE relay"
+qdb $P relay "CREATE EXTENSION pg_idgen; CREATE TABLE outbox (id bigint PRIMARY KEY DEFAULT snowflake_next(), payload jsonb)"
+qdb $P relay "INSERT INTO outbox (payload) VALUES ('{\"order\": 1}'), ('{\"order\": 2}')"
+timeout 12 "$VENV/bin/python" "$REPO/examples/outbox_relay.py" "host=127.0.0.1 port=$P user=postgres dbname=relay" \
+  >"$WORK/relay.out" 2>"$WORK/relay.err" &
+relay_pid=$!
+psql -h 127.0.0.1 -p $P -U postgres -d relay -X -q -c "BEGIN" -c "INSERT INTO outbox (payload) VALUES ('{\"order\": 3}')" \
+  -c "SELECT pg_sleep(3)" -c "COMMIT" >/dev/null &
+sleep 1
+qdb $P relay "INSERT INTO outbox (payload) VALUES ('{\"order\": 4}')"
+wait $relay_pid || true
+wait
+check "the relay, run as the page says, printed every row once, in ID order (order 3 committed after 4)" eq \
+  "$(python3 -c "
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ids = [int(r['id']) for r in rows]
+print(sorted(r['payload']['order'] for r in rows), ids == sorted(set(ids)))" "$WORK/relay.out")" "[1, 2, 3, 4] True"
+show_errors "$WORK/relay.err"
+
 # Under clock_policy rollback_flag IDs after a flip sort below earlier ones: refused.
 trap 'cluster_stop horizon immediate; cluster_stop horizon_flag immediate' EXIT
 cluster_init horizon_flag 26479 "idgen.layout = 'raindrop'" "idgen.clock_policy = 'rollback_flag'" "idgen.worker_id = 1"
