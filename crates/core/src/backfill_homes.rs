@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use super::files::{read_if_exists, write_durably, FileError};
+use super::files::{read_parsed, write_durably, FileError};
 
 pub const HOMES_FILE: &str = "pg_idgen.backfill_homes";
 const HEADER: &str = "pg_idgen backfill homes v1";
@@ -108,13 +108,7 @@ impl Homes {
     /// The record in `dir`; empty when there is none. A file that cannot be read is an error:
     /// going on without it could repeat IDs.
     pub fn load(dir: &Path) -> Result<Homes, FileError> {
-        read_if_exists(dir, HOMES_FILE)?
-            .map(|text| {
-                Homes::parse(&text)
-                    .map_err(|e| e.within(&dir.join(HOMES_FILE).display().to_string()))
-            })
-            .transpose()
-            .map(Option::unwrap_or_default)
+        read_parsed(dir, HOMES_FILE, Homes::parse).map(Option::unwrap_or_default)
     }
 
     pub fn store(&self, dir: &Path) -> Result<(), FileError> {

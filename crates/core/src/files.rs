@@ -52,6 +52,18 @@ pub fn read_if_exists(dir: &Path, name: &str) -> Result<Option<String>, FileErro
     }
 }
 
+/// The record in `dir/name` as `parse` reads it, or None when there is no such file. A text that
+/// does not parse is an error naming the file.
+pub fn read_parsed<T>(
+    dir: &Path,
+    name: &str,
+    parse: impl FnOnce(&str) -> Result<T, FileError>,
+) -> Result<Option<T>, FileError> {
+    read_if_exists(dir, name)?
+        .map(|text| parse(&text).map_err(|e| e.within(&dir.join(name).display().to_string())))
+        .transpose()
+}
+
 /// Replaces `dir/name` with `text` so that a crash leaves the old file or the new one, never a
 /// torn one: a temporary file, fsync, rename, fsync of the directory.
 pub fn write_durably(dir: &Path, name: &str, text: &str) -> Result<(), FileError> {

@@ -17,7 +17,7 @@
 use std::path::Path;
 
 use super::civil::format_utc_ms;
-use super::files::{read_if_exists, write_durably, FileError};
+use super::files::{read_parsed, write_durably, FileError};
 use super::layout::{Field, Layout};
 
 pub const HISTORY_FILE: &str = "pg_idgen.layouts";
@@ -224,12 +224,7 @@ impl History {
     /// Reads the history in `dir`; `Ok(None)` when there is none. A file that exists but cannot
     /// be read is an error: going on without it could repeat IDs.
     pub fn load(dir: &Path) -> Result<Option<History>, FileError> {
-        read_if_exists(dir, HISTORY_FILE)?
-            .map(|text| {
-                History::parse(&text)
-                    .map_err(|e| e.within(&dir.join(HISTORY_FILE).display().to_string()))
-            })
-            .transpose()
+        read_parsed(dir, HISTORY_FILE, History::parse)
     }
 
     /// Writes the history durably, as the mark is written.

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use crate::files::{read_if_exists, write_durably, FileError};
+use crate::files::{read_parsed, write_durably, FileError};
 
 pub const MARK_FILE: &str = "pg_idgen.mark";
 const HEADER: &str = "pg_idgen snowflake mark v1";
@@ -124,11 +124,7 @@ impl Mark {
     /// Reads the mark in `dir`; `Ok(None)` when the node never handed out an ID there. A file
     /// that exists but cannot be read is an error: starting without it could repeat IDs.
     pub fn load(dir: &Path) -> Result<Option<Mark>, FileError> {
-        read_if_exists(dir, MARK_FILE)?
-            .map(|text| {
-                Mark::parse(&text).map_err(|e| e.within(&dir.join(MARK_FILE).display().to_string()))
-            })
-            .transpose()
+        read_parsed(dir, MARK_FILE, Mark::parse)
     }
 
     /// Writes the mark durably (see the module comment).

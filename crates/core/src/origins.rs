@@ -16,7 +16,7 @@
 
 use std::path::Path;
 
-use super::files::{read_if_exists, write_durably, FileError};
+use super::files::{read_parsed, write_durably, FileError};
 
 pub const ORIGINS_FILE: &str = "pg_idgen.origins";
 const HEADER: &str = "pg_idgen origins v1";
@@ -129,13 +129,7 @@ impl Origins {
     /// The record in `dir`; empty when there is none. A file that cannot be read is an error:
     /// starting without it could repeat IDs.
     pub fn load(dir: &Path) -> Result<Origins, FileError> {
-        read_if_exists(dir, ORIGINS_FILE)?
-            .map(|text| {
-                Origins::parse(&text)
-                    .map_err(|e| e.within(&dir.join(ORIGINS_FILE).display().to_string()))
-            })
-            .transpose()
-            .map(Option::unwrap_or_default)
+        read_parsed(dir, ORIGINS_FILE, Origins::parse).map(Option::unwrap_or_default)
     }
 
     pub fn store(&self, dir: &Path) -> Result<(), FileError> {
