@@ -24,6 +24,7 @@ static MAX_DRIFT_MS: GucSetting<i32> = GucSetting::<i32>::new(60_000);
 static MAX_WAIT_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
 /// Sighup: how far ahead (ms) the durable high-water mark is reserved.
 static RESERVE_WINDOW_MS: GucSetting<i32> = GucSetting::<i32>::new(1_000);
+static RESERVE_IDLE_MS: GucSetting<i32> = GucSetting::<i32>::new(600_000);
 
 /// Postmaster: where the node's worker id comes from.
 static WORKER_ID_SOURCE: GucSetting<WorkerIdSource> =
@@ -102,6 +103,12 @@ pub fn max_drift_ms() -> i64 {
 
 pub fn reserve_window_ms() -> u64 {
     RESERVE_WINDOW_MS.get() as u64
+}
+
+/// idgen.reserve_idle: how long after a stream's last ID the reserver keeps its reservation ahead
+/// of the clock (0: only while IDs are being made).
+pub fn reserve_idle_ms() -> i64 {
+    RESERVE_IDLE_MS.get() as i64
 }
 
 pub fn worker_lease_ttl_ms() -> u64 {
@@ -333,6 +340,15 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (raindrop).",
         c"One durable write covers this much time of IDs; a restart after a crash skips at most this much.",
         &RESERVE_WINDOW_MS,
         (10, 3_600_000),
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    int(
+        c"idgen.reserve_idle",
+        c"How long after a stream's last ID its durable mark is kept reserved ahead of the clock.",
+        c"Within it, the first ID after a pause finds its time reserved and waits for no flush of its own; an idle server then writes about two small WAL records a second. 0 reserves only while IDs are being made.",
+        &RESERVE_IDLE_MS,
+        (0, 86_400_000),
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );

@@ -29,13 +29,13 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
     worker_loop::attach_signals();
     // No database: like the logical replication launcher, only shared catalogs.
     BackgroundWorker::connect_worker_to_spi(None, None);
-    let mut issued_before = [0u64; 3];
+    let mut seen = [super::reservation::Seen::default(); 3];
     let mut complained = false;
     worker_loop::run(|| {
         let stop = || {
             BackgroundWorker::sigterm_received().then(|| "the server is shutting down".to_string())
         };
-        match super::reservation::renew_reservations(&mut issued_before, &stop) {
+        match super::reservation::renew_reservations(&mut seen, &stop) {
             Ok(_) => complained = false,
             Err(e) if !complained => {
                 complained = true;

@@ -10,7 +10,7 @@ use super::streams::streams;
 use crate::gucs;
 use crate::pg::data_dir;
 use crate::pg::lwlock::LwLockGuard;
-use crate::pg::time::now_ms;
+use crate::pg::time::{mono_ns, now_ms};
 use pg_idgen_core::generator::{GenError, GeneratorState, Reserver};
 use pg_idgen_core::layout::Layout;
 use pg_idgen_core::mark::Mark;
@@ -76,11 +76,21 @@ impl Reserver for MarkReserver<'_> {
     }
 }
 
+/// What the reserver remembers of a stream between its rounds: its count of IDs at the last
+/// round, and when (monotonic and wall-clock ms) that count last moved.
+#[derive(Clone, Copy, Default)]
+pub struct Seen {
+    issued: u64,
+    moved_mono_ms: i64,
+    moved_wall_ms: i64,
+}
+
 /// Renews the reservations of every stream ahead of need, so callers rarely write the mark
-/// themselves; run by the background worker. `issued_before` holds each one's count at the last
-/// call. Returns true if it wrote.
+/// themselves; run by the background worker. A stream is renewed while it makes IDs, and for
+/// `idgen.reserve_idle` after its last one, so that the first ID after a pause finds its tick
+/// reserved. Returns true if it wrote.
 pub fn renew_reservations(
-    issued_before: &mut [u64; 3],
+    seen: &mut [Seen; 3],
     stop: &dyn Fn() -> Option<String>,
 ) -> Result<bool, String> {
     let shared = shared::shared();
@@ -88,8 +98,8 @@ pub fn renew_reservations(
         return Ok(false);
     }
     let mut wrote = false;
-    for (s, before) in streams(shared).into_iter().zip(issued_before.iter_mut()) {
-        wrote |= renew_one(s.state, s.layout, s.seq_bits, before, stop)?;
+    for (s, seen) in streams(shared).into_iter().zip(seen.iter_mut()) {
+        wrote |= renew_one(s.state, s.layout, s.seq_bits, seen, stop)?;
     }
     Ok(wrote)
 }
@@ -98,15 +108,31 @@ fn renew_one(
     st: &GeneratorState,
     layout: &Layout,
     seq_bits: u32,
-    issued_before: &mut u64,
+    seen: &mut Seen,
     stop: &dyn Fn() -> Option<String>,
 ) -> Result<bool, String> {
     let issued = st.stats.issued.load(Relaxed);
-    if issued == *issued_before {
-        return Ok(false);
-    }
-    *issued_before = issued;
-    let Some(now) = layout.tick_of_ms(now_ms()) else {
+    let mono = mono_ns() / 1_000_000;
+    let wall = now_ms();
+    let now_ms = if issued != seen.issued {
+        *seen = Seen {
+            issued,
+            moved_mono_ms: mono,
+            moved_wall_ms: wall,
+        };
+        wall
+    } else {
+        let idle = mono - seen.moved_mono_ms;
+        if issued == 0 || idle > gucs::reserve_idle_ms() {
+            return Ok(false);
+        }
+        // Idle: ahead of the time that has really passed since the last ID, never of a wall
+        // clock that jumped forward meanwhile (a durable mark that followed a passing jump would
+        // start the node that far ahead after a restart). A caller whose clock did jump reserves
+        // for itself, as without the reserver.
+        wall.min(seen.moved_wall_ms + idle)
+    };
+    let Some(now) = layout.tick_of_ms(now_ms) else {
         return Ok(false);
     };
     let (last, _) = st.last();
