@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text public backfill parallel leases citus)
+#   text public backfill parallel leases citus idle)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -11,7 +11,7 @@ PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text public backfill parallel leases citus}
+PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -298,4 +298,29 @@ PY
     row "  rows, all distinct; worker ids seen" "$(q $CC "SELECT count(*) || ' rows, ' || count(DISTINCT id) || ' distinct, worker ' || string_agg(DISTINCT id_worker_id(id, 'pg_idgen')::text, ',') FROM t_sf")" ""
     for n in 0 1 2; do cluster_stop bench_citus$n fast; done
   fi
+fi
+
+if part idle; then
+  # Low traffic (issue 50): a single-row INSERT in autocommit after a pause (IDLE_PAUSES seconds,
+  # ROUNDS interleaved rounds: median and spread), each key against bigserial; WAL bytes per
+  # million IDs against nextval(). On a cluster as most run (fsync, synchronous_commit on), then
+  # with a synchronous standby (a pause of 2 s). tests/bench/idle.py.
+  printf '\n## Low traffic: the first INSERT after a pause (fsync on, synchronous_commit on)\n'
+  IP=26467
+  IS=26468
+  cluster_init bench_idle $IP "shared_buffers = '256MB'" "idgen.worker_id = 1" "max_wal_senders = 4"
+  cluster_start bench_idle
+  trap 'cluster_stop bench immediate; cluster_stop bench_idle immediate; cluster_stop bench_idle_s immediate 2>/dev/null' EXIT
+  q $IP "CREATE EXTENSION pg_idgen" >/dev/null
+  python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" \
+    "${IDLE_PAUSES:-0.5 2 30}" "${ROUNDS:-3}"
+  q $IP "CHECKPOINT" >/dev/null
+  standby_init bench_idle_s $IP $IS idle_standby
+  cluster_start bench_idle_s
+  q $IP "ALTER SYSTEM SET synchronous_standby_names = 'idle_standby'" && q $IP "SELECT pg_reload_conf()" >/dev/null
+  sleep 1
+  printf '\n## Low traffic with a synchronous standby (synchronous_standby_names)\n'
+  python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" 2 "${ROUNDS:-3}" "sync standby: "
+  cluster_stop bench_idle_s fast
+  cluster_stop bench_idle fast
 fi
