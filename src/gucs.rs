@@ -346,7 +346,7 @@ error: fail at once; rollback_flag: flip the layout's rollback bit (raindrop).",
     int(
         c"idgen.reserve_idle",
         c"How long after a stream's last ID its durable mark is kept reserved ahead of the clock.",
-        c"Within it, the first ID after a pause finds its time reserved and waits for no flush of its own; an idle server then writes about two small WAL records a second. 0 reserves only while IDs are being made.",
+        c"Within it, the first ID after a pause finds its time reserved and waits for no flush of its own; an idle server then writes a small WAL record about once a second. 0 reserves only while IDs are being made.",
         &RESERVE_IDLE_MS,
         (0, 86_400_000),
         GucContext::Sighup,
