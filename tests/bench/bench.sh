@@ -304,7 +304,8 @@ if part idle; then
   # Low traffic (issue 50): a single-row INSERT in autocommit after a pause (IDLE_PAUSES seconds,
   # ROUNDS interleaved rounds: median and spread), each key against bigserial; WAL bytes per
   # million IDs against nextval(). On a cluster as most run (fsync, synchronous_commit on), then
-  # with a synchronous standby (a pause of 2 s). tests/bench/idle.py.
+  # with a synchronous standby (a pause of 2 s). tests/bench/idle.py, with Debian's python3-psycopg2
+  # (ensure_deps installs it for /usr/bin/python3).
   printf '\n## Low traffic: the first INSERT after a pause (fsync on, synchronous_commit on)\n'
   IP=26467
   IS=26468
@@ -312,15 +313,19 @@ if part idle; then
   cluster_start bench_idle
   trap 'cluster_stop bench immediate; cluster_stop bench_idle immediate; cluster_stop bench_idle_s immediate 2>/dev/null' EXIT
   q $IP "CREATE EXTENSION pg_idgen" >/dev/null
-  python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" \
+  /usr/bin/python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" \
     "${IDLE_PAUSES:-0.5 2 30}" "${ROUNDS:-3}"
+  # As before 0.2.5 (idgen.reserve_idle = 0): the first ID after a pause writes the mark itself.
+  q $IP "ALTER SYSTEM SET idgen.reserve_idle = 0" && q $IP "SELECT pg_reload_conf()" >/dev/null
+  /usr/bin/python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" 2 "${ROUNDS:-3}" "reserve_idle = 0: "
+  q $IP "ALTER SYSTEM RESET idgen.reserve_idle" && q $IP "SELECT pg_reload_conf()" >/dev/null
   q $IP "CHECKPOINT" >/dev/null
   standby_init bench_idle_s $IP $IS idle_standby
   cluster_start bench_idle_s
   q $IP "ALTER SYSTEM SET synchronous_standby_names = 'idle_standby'" && q $IP "SELECT pg_reload_conf()" >/dev/null
   sleep 1
   printf '\n## Low traffic with a synchronous standby (synchronous_standby_names)\n'
-  python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" 2 "${ROUNDS:-3}" "sync standby: "
+  /usr/bin/python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" 2 "${ROUNDS:-3}" "sync standby: "
   cluster_stop bench_idle_s fast
   cluster_stop bench_idle fast
 fi
