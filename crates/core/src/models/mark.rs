@@ -132,6 +132,26 @@ impl State {
     }
 }
 
+impl State {
+    /// `MarkReserver::extend`'s write: a record and the file up to `until`, unless the mark
+    /// covers it and no record is owed (`rewrite`: the first after a start).
+    fn write(&mut self, until: u64, rewrite: bool) {
+        if until > self.file || (rewrite && self.rewrite) {
+            self.wal.push(until);
+            self.file = until;
+            self.exact = None;
+            self.rewrite = false;
+            self.newest = Some(self.wal.len() - 1);
+        }
+    }
+
+    /// A reservation up to `until`, published once its record is confirmed (Action::Publish).
+    fn reserve(&mut self, until: u64, rewrite: bool) {
+        self.write(until, rewrite);
+        self.pending = Some((self.newest, until - 1));
+    }
+}
+
 impl MarkModel {
     fn clock(&self, s: &State) -> u64 {
         s.t + 10 - s.back
@@ -237,14 +257,7 @@ impl Model for MarkModel {
             }
             Action::Reserve => {
                 let until = (self.next_tick(s)? + WINDOW + 1).max(s.file);
-                if until > s.file || (self.rewrite && s.rewrite) {
-                    n.wal.push(until);
-                    n.file = until;
-                    n.exact = None;
-                    n.rewrite = false;
-                    n.newest = Some(n.wal.len() - 1);
-                }
-                n.pending = Some((n.newest, until - 1));
+                n.reserve(until, self.rewrite);
             }
             Action::RenewAhead => {
                 let until = (self.next_tick(s)? + 1 + WINDOW + 1).max(s.file);
@@ -252,14 +265,7 @@ impl Model for MarkModel {
                     n.published = n.published.max(until - 1);
                     return Some(n);
                 }
-                if until > s.file || (self.rewrite && s.rewrite) {
-                    n.wal.push(until);
-                    n.file = until;
-                    n.exact = None;
-                    n.rewrite = false;
-                    n.newest = Some(n.wal.len() - 1);
-                }
-                n.pending = Some((n.newest, until - 1));
+                n.reserve(until, self.rewrite);
             }
             Action::Publish => {
                 let (_, top) = n.pending.take()?;
@@ -268,14 +274,7 @@ impl Model for MarkModel {
             Action::Replicate => n.received += 1,
             Action::OtherAhead => {
                 n.other = self.clock(s) + MAX_DRIFT;
-                let until = n.other + WINDOW + 1;
-                if until > s.file {
-                    n.wal.push(until);
-                    n.file = until;
-                    n.exact = None;
-                    n.rewrite = false;
-                    n.newest = Some(n.wal.len() - 1);
-                }
+                n.write(n.other + WINDOW + 1, false);
             }
             Action::Cut => n.connected = false,
             Action::Checkpoint => n.checkpoint = s.wal.len(),
