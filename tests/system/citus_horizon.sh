@@ -20,9 +20,9 @@ W1=26465
 W2=26466
 conf=("shared_preload_libraries = 'citus,pg_idgen'" "idgen.worker_id_source = citus"
   "max_connections = 200" "max_prepared_transactions = 100")
-for n in ch_c ch_w1 ch_w2; do
-  cluster_init $n "$(case $n in ch_c) echo $C ;; ch_w1) echo $W1 ;; *) echo $W2 ;; esac)" "${conf[@]}"
-done
+cluster_init ch_c $C "${conf[@]}"
+cluster_init ch_w1 $W1 "${conf[@]}"
+cluster_init ch_w2 $W2 "${conf[@]}"
 trap 'for n in ch_c ch_w1 ch_w2; do cluster_stop $n immediate; done' EXIT
 for n in ch_c ch_w1 ch_w2; do cluster_start $n; done
 for p in $C $W1 $W2; do q $p "CREATE EXTENSION citus; CREATE EXTENSION pg_idgen" >/dev/null; done
