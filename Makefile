@@ -1,9 +1,10 @@
-# The two commands of the README, and the benchmark.
+# The two commands of the README, and the benchmark. Each script checks first for a Rust new enough
+# (tools/rust_toolchain.sh) and uses an installed one when the default is older.
 #   make test         every supported PostgreSQL: the whole suite on 15, the version-sensitive
-#                     parts on 16, 17 and 18 (tests/all_versions.sh); one summary line at the end
-#   make test PG=18   the whole suite on that PostgreSQL only (tests/all.sh)
+#                     parts on 16, 17, 18 and 19 (tests/all_versions.sh); one summary line at the end
+#   make test PG=19   the whole suite on that PostgreSQL only (tests/all.sh)
 #   make run PG=16    the demo on that PostgreSQL (15 by default)
-#   make package PG=17  a Debian package for that PostgreSQL (15 by default), in target/debian
+#   make package PG=19  a Debian package for that PostgreSQL (15 by default), in target/debian
 .PHONY: run test bench package
 run:   ## build, install, start a throwaway cluster and show pg_idgen in psql
 	bash tests/demo.sh

@@ -105,22 +105,47 @@ if [ $status -eq 0 ]; then passed=$((passed + n)); else
 fi
 cluster_stop regress
 
-# Each system test's output is kept, so that the end of the run (all CI shows of a long log) can
-# repeat what a failed one said.
+# The system tests run side by side, IDGEN_TEST_LANES (2) at a time: each has its ports and
+# clusters of its own, and most of their time is waiting (clocks, timeouts, restarts). A test whose
+# file has a line "# idgen-test: alone" (it changes the installation everyone uses, or builds)
+# runs with no other. The longest first, by the times of the last run ($WORK/system_test_seconds),
+# so that the lanes end together. Each test's output is kept and shown whole when it ends, so
+# that the end of the run (all CI shows of a long log) can repeat what a failed one said.
 logs=$(mktemp -d)
 if [ -n "${SYSTEM_TESTS:-}" ]; then
   system_tests=$(for n in $SYSTEM_TESTS; do echo "tests/system/$n.sh"; done)
 else
   system_tests=$(ls tests/system/*.sh)
 fi
-for t in $system_tests; do
-  name=$(basename "$t")
-  log "system test $name"
-  stage="system test $name"
-  set +e
-  bash "$t" 2>&1 | tee "$logs/$name"
-  status=${PIPESTATUS[0]}
-  set -e
+lanes=${IDGEN_TEST_LANES:-2}
+times_file="$WORK/system_test_seconds"
+# by_time: the tests, the longest of the last run first (unknown ones first of all).
+by_time() {
+  local t name secs
+  for t in $system_tests; do
+    name=$(basename "$t")
+    secs=$(awk -v n="$name" '$1 == n {s = $2} END {print s + 0}' "$times_file" 2>/dev/null || echo 0)
+    [ "$secs" != 0 ] || secs=100000
+    echo "$secs $t"
+  done | sort -rn -k1,1 | awk '{print $2}'
+}
+# run_system_test FILE: runs it into $logs/NAME, then writes NAME.status and NAME.secs.
+run_system_test() {
+  local name start status=0
+  name=$(basename "$1")
+  start=$SECONDS
+  bash "$1" >"$logs/$name" 2>&1 || status=$?
+  echo $((SECONDS - start)) >"$logs/$name.secs"
+  echo "$status" >"$logs/$name.status"
+}
+# finish_system_test NAME: shows its output and records it.
+finish_system_test() {
+  local name=$1 status secs
+  status=$(cat "$logs/$name.status")
+  secs=$(cat "$logs/$name.secs")
+  log "system test $name ($secs s, exit $status)"
+  cat "$logs/$name"
+  echo "$name $secs" >>"$logs/seconds"
   # A test that cannot run here exits 77 after a line "  skipped: why"; one that ran, but left a
   # part out, says "  skipped: ..." for that part and counts as passed, its part as skipped.
   SKIP_REASON=$(sed -n 's/^  skipped: //p' "$logs/$name" | head -1)
@@ -135,7 +160,36 @@ for t in $system_tests; do
       if grep -q 'FAIL:' "$logs/$name"; then grep -A4 'FAIL:' "$logs/$name" | head -40
       else tail -15 "$logs/$name"; fi; } >>"$logs/failed"
   fi
+}
+declare -A running=() # pid -> test name
+# wait_one: waits for one running test to end and finishes it.
+wait_one() {
+  local pid
+  wait -n -p pid "${!running[@]}" || true
+  finish_system_test "${running[$pid]}"
+  unset "running[$pid]"
+}
+stage="system tests"
+set +e
+alone=()
+for t in $(by_time); do
+  if grep -q '^# idgen-test: alone' "$t"; then alone+=("$t"); continue; fi
+  while ((${#running[@]} >= lanes)); do wait_one; done
+  run_system_test "$t" &
+  running[$!]=$(basename "$t")
 done
+while ((${#running[@]})); do wait_one; done
+for t in "${alone[@]}"; do
+  run_system_test "$t"
+  finish_system_test "$(basename "$t")"
+done
+set -e
+# This run's times, kept for the next run's order (those of tests this run did not run stay).
+if [ -s "$logs/seconds" ]; then
+  [ -f "$times_file" ] || $SUDO touch "$times_file"
+  awk 'NR == FNR {new[$1] = 1; print; next} !($1 in new)' "$logs/seconds" "$times_file" >"$logs/seconds.all"
+  $SUDO cp "$logs/seconds.all" "$times_file"
+fi
 
 echo
 if [ -s "$logs/failed" ]; then cat "$logs/failed"; fi

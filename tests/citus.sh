@@ -10,6 +10,16 @@ CITUS_TARBALL="$IDGEN_VENDOR_DIR/citus-$CITUS_VERSION.tar.gz"
 CITUS_PATCH="$IDGEN_VENDOR_DIR/citus-$CITUS_VERSION-pg15.20.patch"
 
 citus_ensure() {
+  # One build at a time: the system tests run side by side (tests/all.sh), two of them need Citus.
+  local lock status=0
+  exec {lock}>>/var/tmp/pg_idgen_citus.lock
+  flock "$lock"
+  citus_ensure_locked || status=$?
+  exec {lock}>&-
+  return "$status"
+}
+
+citus_ensure_locked() {
   local libdir sharedir build major
   libdir=$("$PG_CONFIG" --pkglibdir)
   sharedir=$("$PG_CONFIG" --sharedir)

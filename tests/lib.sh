@@ -17,17 +17,22 @@ WORK=${PG_IDGEN_WORK:-/var/tmp/pg_idgen}
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
-# The PostgreSQL to build for and test against: PG=15 (default), 16 or 18 (tests/pg_versions.sh).
+# A Rust new enough (tools/rust_toolchain.sh), checked before anything long starts.
+source "$REPO/tools/rust_toolchain.sh"
+use_new_enough_rust
+# The PostgreSQL to build for and test against: PG=15 (default) to 19 (tests/pg_versions.sh).
 source "$REPO/tests/pg_versions.sh"
 # pgrx_home_for MAJOR PG_CONFIG: prints the PGRX_HOME to build for that PostgreSQL with; cargo-pgrx
 # finds each PostgreSQL through its config.toml, so versions other than 15 get one of their own.
 pgrx_home_for() {
-  local home
+  local home config
   if [ "$1" = 15 ]; then echo "$REPO/pgrx-config"; return; fi
   home="$PG_VERSIONS_DIR/pgrx-home-$1"
-  if [ ! -s "$home/config.toml" ]; then
+  config=$(printf '[configs]\npg%s = "%s"' "$1" "$2")
+  # Written again when it names another pg_config (a PostgreSQL fetched again elsewhere).
+  if [ "$(cat "$home/config.toml" 2>/dev/null)" != "$config" ]; then
     $SUDO mkdir -p "$home"
-    printf '[configs]\npg%s = "%s"\n' "$1" "$2" | $SUDO tee "$home/config.toml" >/dev/null
+    echo "$config" | $SUDO tee "$home/config.toml" >/dev/null
   fi
   echo "$home"
 }
@@ -39,12 +44,13 @@ export PGRX_HOME
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# Installs what is missing: Debian packages, then cargo-pgrx 0.18.1. Safe to run again.
+# Installs what is missing: Debian packages, then cargo-pgrx 0.19.3 (with the Rust chosen above).
+# Safe to run again.
 ensure_deps() {
   apt_install_missing postgresql-15 postgresql-server-dev-15 libpq-dev libclang-dev clang sudo faketime python3-psycopg2
-  if ! cargo pgrx --version 2>/dev/null | grep -q ' 0\.18\.1'; then
-    log "installing cargo-pgrx 0.18.1 (a few minutes, once)"
-    cargo install cargo-pgrx --version 0.18.1 --locked
+  if ! cargo pgrx --version 2>/dev/null | grep -q ' 0\.19\.3'; then
+    log "installing cargo-pgrx 0.19.3 (a few minutes, once)"
+    cargo install cargo-pgrx --version 0.19.3 --locked
   fi
   id postgres >/dev/null
 }

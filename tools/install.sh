@@ -9,6 +9,8 @@
 #   tools/install.sh --from DIR                       install a tree made by `cargo pgrx package`
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source tools/rust_toolchain.sh
+use_new_enough_rust
 export PGRX_HOME=${PGRX_HOME:-$PWD/pgrx-config}
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 profile=()
@@ -30,8 +32,8 @@ if [ -z "$from" ]; then
   trap 'rm -rf "$from"' EXIT
   major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
   case $major in
-    15 | 16 | 17 | 18) ;;
-    *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 18 are)" >&2; exit 2 ;;
+    15 | 16 | 17 | 18 | 19) ;;
+    *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 19 are)" >&2; exit 2 ;;
   esac
   cargo pgrx package "${profile[@]}" --pg-config "$PG_CONFIG" --no-default-features --features "pg$major" \
     --out-dir "$from" >&2

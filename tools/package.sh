@@ -5,7 +5,7 @@
 #   /usr/share/postgresql/N/extension/pg_idgen.control, pg_idgen--*.sql (install and upgrades)
 #
 #   tools/package.sh --pg-config PATH [--out DIR]    build against that PostgreSQL's headers
-#   make package PG=N                               the same for PostgreSQL N (15, 16, 17, 18),
+#   make package PG=N                               the same for PostgreSQL N (15 to 19),
 #                                                   fetched as the tests do (tests/pg_versions.sh)
 #
 # Writes DIR/postgresql-N-pg-idgen_<version>_<arch>.deb (DIR: target/debian) and prints its path.
@@ -13,6 +13,8 @@
 # (shared_preload_libraries = 'pg_idgen') and restart the server.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source tools/rust_toolchain.sh
+use_new_enough_rust
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 out=$PWD/target/debian
 while (($#)); do
@@ -26,8 +28,8 @@ done
 export PGRX_HOME=${PGRX_HOME:-$PWD/pgrx-config}
 major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 case $major in
-  15 | 16 | 17 | 18) ;;
-  *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 18 are)" >&2; exit 2 ;;
+  15 | 16 | 17 | 18 | 19) ;;
+  *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 19 are)" >&2; exit 2 ;;
 esac
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 arch=$(dpkg --print-architecture)

@@ -74,6 +74,12 @@ unsafe fn relids(query: *mut pg_sys::Query, out: &mut Vec<pg_sys::Oid>) {
     }
 }
 
+/// The hook's third argument: a const pointer since PostgreSQL 19.
+#[cfg(not(feature = "pg19"))]
+type JumbleStatePtr = *mut pg_sys::JumbleState;
+#[cfg(feature = "pg19")]
+type JumbleStatePtr = *const pg_sys::JumbleState;
+
 /// The pointers of a List's cells (none for NULL, the empty List).
 ///
 /// SAFETY: `list` is a List of pointers, or NULL.
@@ -97,7 +103,7 @@ unsafe fn cells(list: *mut pg_sys::List) -> Vec<*mut std::ffi::c_void> {
 unsafe extern "C-unwind" fn after_parse(
     pstate: *mut pg_sys::ParseState,
     query: *mut pg_sys::Query,
-    jstate: *mut pg_sys::JumbleState,
+    jstate: JumbleStatePtr,
 ) {
     let schemas = SCHEMAS.get().copied().unwrap_or_default();
     // SAFETY: reads of the current transaction's state and of the Query node passed in.

@@ -3,7 +3,9 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text public backfill parallel leases citus idle)
+#   text public backfill parallel leases citus idle baseline)
+#   BASELINE=<git revision> make bench PARTS=baseline    this tree against that revision's build,
+#   per row (tests/bench/baseline.sh; with BASELINE set, the default parts include it)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -11,18 +13,19 @@ PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle}
+PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle${BASELINE:+ baseline}}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
 source "$REPO/tests/bench/peers.sh"
-cluster_init bench $PORT "shared_buffers = '1GB'" "synchronous_commit = off" "max_wal_size = '4GB'" \
-  "snowflake.node = 1" "idgen.backfill_worker_id = 1023" "idgen.backfill_database = 'postgres'"
+BENCH_CONF=("shared_buffers = '1GB'" "synchronous_commit = off" "max_wal_size = '4GB'"
+  "snowflake.node = 1" "idgen.backfill_worker_id = 1023" "idgen.backfill_database = 'postgres'")
+cluster_init bench $PORT "${BENCH_CONF[@]}"
 cluster_start bench
 trap 'cluster_stop bench immediate' EXIT
 # (gen_random_uuid() is built in since PostgreSQL 13: no pgcrypto, which not every build has.)
 q $PORT "CREATE EXTENSION pg_idgen; CREATE SEQUENCE s" >/dev/null
-q $PORT "CREATE OR REPLACE FUNCTION bench_per_row(expr text, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
+BENCH_PER_ROW="CREATE OR REPLACE FUNCTION bench_per_row(expr text, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
 DECLARE t0 timestamptz; best float8 := 'infinity';
 BEGIN
   FOR i IN 1..3 LOOP
@@ -32,6 +35,7 @@ BEGIN
   END LOOP;
   RETURN best * 1e9 / n;  -- ns per row, best of 3
 END \$\$;"
+q $PORT "$BENCH_PER_ROW"
 
 # The same for a query over a table: ns per row of sql over n rows, best of 3.
 q $PORT "CREATE OR REPLACE FUNCTION bench_query(sql text, n int) RETURNS float8 LANGUAGE plpgsql AS \$\$
@@ -328,4 +332,31 @@ if part idle; then
   /usr/bin/python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" 2 "${ROUNDS:-3}" "sync standby: "
   cluster_stop bench_idle_s fast
   cluster_stop bench_idle fast
+fi
+
+if part baseline; then
+  # This tree against the build of BASELINE (a git revision), per row, on PostgreSQL 15:
+  # tests/bench/baseline.sh builds it into a copy of PostgreSQL 15; tests/bench/baseline.py.
+  if [ -z "${BASELINE:-}" ] || [ "$PG" != 15 ]; then
+    printf '\n## Baseline: skipped (BASELINE=<git revision>, on PostgreSQL 15)\n'
+  else
+    source "$REPO/tests/bench/baseline.sh"
+    BP=26469
+    BASE_BIN=$(baseline_build "$BASELINE")
+    trap 'cluster_stop bench immediate; PGBIN=$BASE_BIN cluster_stop bench_base immediate 2>/dev/null' EXIT
+    for c in bench bench_base; do
+      port=$PORT bin=$PGBIN
+      [ $c = bench ] || { port=$BP bin=$BASE_BIN; }
+      if [ $c = bench_base ]; then
+        PGBIN=$bin cluster_init bench_base $BP "${BENCH_CONF[@]}"
+        PGBIN=$bin cluster_start bench_base
+        q $port "CREATE EXTENSION pg_idgen" >/dev/null
+        q $port "$BENCH_PER_ROW" >/dev/null
+      fi
+      q $port "SELECT idgen.segment_create('bench') WHERE NOT EXISTS (SELECT FROM idgen.segments WHERE biz_type = 'bench')" >/dev/null
+    done
+    PGBIN=$PGBIN ROUNDS=${ROUNDS:-5} ROWS=$ROWS python3 "$REPO/tests/bench/baseline.py" $PORT $BP \
+      "this tree ($(git -C "$REPO" rev-parse --short HEAD))" "$BASELINE"
+    PGBIN=$BASE_BIN cluster_stop bench_base fast
+  fi
 fi

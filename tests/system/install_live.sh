@@ -4,6 +4,7 @@
 # each file into place, so the server keeps the library it mapped until it is restarted. Here:
 # sessions and the workers busy, a different build (debug) installed under them, then the release
 # build again; the server stays up and serves IDs throughout, and loads the new build on restart.
+# idgen-test: alone (it installs a debug build over the one every other test loads)
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26439
 LIB="$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"

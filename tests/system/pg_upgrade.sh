@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# pg_upgrade never leads to a repeated ID (docs/guarantees.md, guarantee 3), from PostgreSQL 16 to 18 (both
-# provided by this repository, tests/pg_versions.sh; whatever PG the run tests). A js_safe_s node
+# pg_upgrade never leads to a repeated ID (docs/guarantees.md, guarantee 3), from PostgreSQL 18 to 19 (both
+# provided by this repository, tests/pg_versions.sh; whatever PG the run tests). The node also
+# makes IDs at a past time (backfill counters) and public IDs: after the upgrade, backfills at the
+# same instant repeat none of the old ones and the old public IDs decode to the same keys. A js_safe_s node
 # (4,096 IDs a second) with idgen.max_drift = 300s ran about 98 s ahead of its clock; it is
 # upgraded three times with pg_upgrade (copy mode, so the old cluster stays as it was):
 # 1. Nothing copied but the obvious settings (preload, worker id, layout), and a smaller
@@ -18,18 +20,21 @@
 # (Control, run by hand: with the node-wide refusal taken out of node/origin_check.rs and the recipe run with
 # the new node's max_drift, 7 checks of part 1 fail: the new database's IDs and the recipe's are at
 # or below the old ones.)
+# idgen-test: alone (it builds pg_idgen for two more majors: two cores of compiling)
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 OLD=26437
 NEW=26438
-OLD_MAJOR=16
-NEW_MAJOR=18
+OLD_MAJOR=18
+NEW_MAJOR=19
 trap 'PGBIN=$OLD_BIN cluster_stop pu_old immediate; PGBIN=$NEW_BIN cluster_stop pu_new immediate' EXIT
 OLD_BIN=$(install_for $OLD_MAJOR) || { echo "  FAIL: pg_idgen for PostgreSQL $OLD_MAJOR"; exit 1; }
 NEW_BIN=$(install_for $NEW_MAJOR) || { echo "  FAIL: pg_idgen for PostgreSQL $NEW_MAJOR"; exit 1; }
 
 phase "the old node: PostgreSQL $OLD_MAJOR, js_safe_s, max_drift 300s, about 98 s ahead"
 PGBIN=$OLD_BIN
-cluster_init pu_old $OLD "idgen.layout = 'js_safe_s'" "idgen.worker_id = 1" "idgen.max_drift = '300s'"
+# Data checksums alike on both sides (pg_upgrade needs that): off, as 16 and older had them.
+BACKFILL=("idgen.backfill_worker_id = 1023" "idgen.backfill_database = 'app'")
+INITDB_OPTS=--no-data-checksums cluster_init pu_old $OLD "idgen.layout = 'js_safe_s'" "idgen.worker_id = 1" "idgen.max_drift = '300s'" "${BACKFILL[@]}"
 cluster_start pu_old
 q $OLD "CREATE DATABASE app"
 qdb $OLD app "CREATE EXTENSION pg_idgen; CREATE TABLE t (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int);
@@ -39,6 +44,14 @@ qdb $OLD app "INSERT INTO t (v) SELECT g FROM generate_series(1, 1000) g"
 # about 98 s ahead of the clock.
 qdb $OLD app "INSERT INTO t (v) SELECT -1 FROM snowflake_next_batch(200000)"
 qdb $OLD app "INSERT INTO m SELECT msgid_next(1, 'x') FROM generate_series(1, 1000)"
+# Backfills at one past instant (js_safe_s: 4,096 a second; 1,000 before, 1,000 after), and public IDs under a key given as a bind parameter (never a
+# literal; \bind is psql 16's).
+T="timestamptz '2025-03-01 12:00:00+00'"
+qdb $OLD app "CREATE TABLE b AS SELECT snowflake_at($T) AS id, 'old' AS made FROM generate_series(1, 1000)"
+"$OLD_BIN/psql" -h 127.0.0.1 -p $OLD -U postgres -d app -X -q -v ON_ERROR_STOP=1 -v key="\\x$(openssl rand -hex 32)" >/dev/null <<'SQL'
+SELECT idgen.public_key_create('inv', 'inv', $1::bytea) \bind :key \g
+CREATE TABLE p AS SELECT id, idgen.id_to_public(id, 'inv') AS pub FROM t ORDER BY id LIMIT 1000;
+SQL
 old_max=$(qdb $OLD app "SELECT max(id) FROM t")
 ahead=$(qdb $OLD app "SELECT round(extract(epoch FROM id_timestamp($old_max) - clock_timestamp()))")
 echo "    the old node's last ID is ${ahead} s ahead of its clock"
@@ -47,14 +60,13 @@ cluster_stop pu_old fast
 check "the old node's mark says which system wrote it" \
   grep -q "^system_identifier=$old_sys$" "$(cluster_dir pu_old)/pg_idgen.mark"
 
-# upgrade NAME_OF_RUN [postgresql.conf lines]: a new PostgreSQL 18 cluster (pu_new), pg_upgrade
+# upgrade NAME_OF_RUN [postgresql.conf lines]: a new PostgreSQL 19 cluster (pu_new), pg_upgrade
 # from the old one into it; not started.
 upgrade() {
   local run=$1 udir
   shift
   PGBIN=$NEW_BIN
-  # PostgreSQL 18's initdb turns data checksums on by default; pg_upgrade needs both alike.
-  INITDB_OPTS=--no-data-checksums cluster_init pu_new $NEW "$@"
+  INITDB_OPTS=--no-data-checksums cluster_init pu_new $NEW "$@" "${BACKFILL[@]}"
   udir="$WORK/pu_upgrade"
   as_pg rm -rf "$udir" && as_pg mkdir -p "$udir"
   if ! (cd "$udir" && as_pg "$NEW_BIN/pg_upgrade" -b "$OLD_BIN" -B "$NEW_BIN" -d "$(cluster_dir pu_old)" \
@@ -83,6 +95,11 @@ no_repeats() {
   check "$run: no message ID repeats" eq "$(qdb $NEW app "SELECT count(*) = count(DISTINCT m) FROM m")" t
   check "$run: every Snowflake ID of another database is above the old ones" eq \
     "$(qdb $NEW other "SELECT min(id) > $old_max FROM snowflake_next_batch(20000) id")" t
+  qdb $NEW app "INSERT INTO b SELECT snowflake_at($T), '$run' FROM generate_series(1, 1000)"
+  check "$run: backfills at the old instant repeat none of the old ones" eq \
+    "$(qdb $NEW app "SELECT count(*) FILTER (WHERE made = '$run'), count(DISTINCT id) = count(*) FROM b")" "1000|t"
+  check "$run: the old public IDs decode to the same keys" eq \
+    "$(qdb $NEW app "SELECT count(*) FILTER (WHERE idgen.public_to_id(pub, 'inv') = id) FROM p")" 1000
 }
 
 phase "1. nothing copied, a smaller max_drift"

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Sourced by every script that builds (tests/lib.sh, tools/install.sh, tools/package.sh): a Rust
+# new enough for pg_idgen, chosen before any long step starts.
+#
+# pg_idgen needs the Rust of Cargo.toml's `rust-version` (1.96: pgrx 0.19.3 needs it). When the
+# toolchain that `cargo` runs by default is older, the newest installed rustup toolchain that is
+# new enough is used instead (a stable or versioned one before a beta, a beta before a nightly),
+# through RUSTUP_TOOLCHAIN, which every cargo and rustc started from here then follows; the choice
+# is said once. With none, the run stops at once, saying what to install. Nothing is pinned in the
+# repository: a newer default toolchain is simply used.
+#
+#   use_new_enough_rust       returns 0 (RUSTUP_TOOLCHAIN exported if needed) or 1 (said why)
+#   bash tools/rust_toolchain.sh    prints the choice (what a build started here would use)
+
+# rustc_version [TOOLCHAIN]: X.Y.Z of rustc (of that rustup toolchain), or nothing.
+rustc_version() {
+  if [ -n "${1:-}" ]; then rustup run "$1" rustc --version 2>/dev/null; else rustc --version 2>/dev/null; fi |
+    sed -n 's/^rustc \([0-9]*\.[0-9]*\.[0-9]*\).*/\1/p'
+}
+
+# version_at_least A B: A >= B (dotted versions).
+version_at_least() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$2" ]; }
+
+use_new_enough_rust() {
+  local repo need have t v rank best="" best_v="" best_rank=9
+  [ -z "${IDGEN_RUST_CHOSEN:-}" ] || return 0
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  need=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' "$repo/Cargo.toml" | head -1)
+  have=$(rustc_version)
+  if [ -n "$have" ] && version_at_least "$have" "$need"; then
+    export IDGEN_RUST_CHOSEN="rustc $have"
+    return 0
+  fi
+  if [ -z "${RUSTUP_TOOLCHAIN:-}" ] && command -v rustup >/dev/null; then
+    while read -r t _; do
+      v=$(rustc_version "$t")
+      [ -n "$v" ] && version_at_least "$v" "$need" || continue
+      case $t in nightly*) rank=3 ;; beta*) rank=2 ;; *) rank=1 ;; esac
+      if ((rank < best_rank)) || { ((rank == best_rank)) && ! version_at_least "$best_v" "$v"; }; then
+        best=$t best_v=$v best_rank=$rank
+      fi
+    done < <(rustup toolchain list 2>/dev/null)
+  fi
+  if [ -n "$best" ]; then
+    export RUSTUP_TOOLCHAIN=$best IDGEN_RUST_CHOSEN="rustc $best_v ($best)"
+    echo "==> Rust: the default toolchain's rustc ${have:-(none)} is older than the $need pg_idgen needs;" \
+      "using the installed toolchain $best (rustc $best_v)" >&2
+    return 0
+  fi
+  {
+    if [ -n "${RUSTUP_TOOLCHAIN:-}" ]; then
+      echo "pg_idgen needs Rust $need or newer (pgrx 0.19.3 does); RUSTUP_TOOLCHAIN=$RUSTUP_TOOLCHAIN is rustc ${have:-(none)}."
+      echo "Unset RUSTUP_TOOLCHAIN, or set it to a toolchain of Rust $need or newer."
+    else
+      echo "pg_idgen needs Rust $need or newer (pgrx 0.19.3 does); this machine has rustc ${have:-(none)} and no"
+      echo "newer toolchain installed. Install one, then run this again:"
+      echo "    rustup update stable        (or: rustup toolchain install $need)"
+      command -v rustup >/dev/null || echo "    (rustup itself: https://rustup.rs)"
+    fi
+  } >&2
+  return 1
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  use_new_enough_rust && echo "$IDGEN_RUST_CHOSEN"
+fi
