@@ -5,7 +5,8 @@
 #
 # The other revision is taken with `git archive` (no worktree, the repository is untouched) into
 # /var/tmp/pg_idgen_baseline/<commit>, and built with the cargo-pgrx of the pgrx version its
-# Cargo.lock names (installed once under /var/tmp/cargo-pgrx-<version>) and the same Rust as this
+# Cargo.lock names (this tree's when it is that version, else installed once under
+# /var/tmp/cargo-pgrx-<version>) and the same Rust as this
 # tree (so that the compiler is not what differs). Both libraries cannot be installed in one
 # PostgreSQL, so the baseline gets a copy of Debian's PostgreSQL 15 (its binaries find their
 # files relative to themselves) under /var/tmp/pg_idgen_baseline/pg15, and a cluster of its own.
@@ -23,7 +24,9 @@ baseline_build() {
   pgrx_v=$(awk '/^name = "pgrx"$/ {getline; gsub(/"/, "", $3); print $3; exit}' "$src/Cargo.lock")
   [ -n "$pgrx_v" ] || { echo "baseline: no pgrx in $rev's Cargo.lock" >&2; return 1; }
   root=/var/tmp/cargo-pgrx-$pgrx_v
-  if ! "$root/bin/cargo-pgrx" pgrx --version 2>/dev/null | grep -q " $pgrx_v\$"; then
+  if cargo pgrx --version 2>/dev/null | grep -q " $pgrx_v\$"; then
+    root=$(dirname "$(dirname "$(command -v cargo-pgrx)")") # the one this tree uses is that version
+  elif ! "$root/bin/cargo-pgrx" pgrx --version 2>/dev/null | grep -q " $pgrx_v\$"; then
     log "baseline: installing cargo-pgrx $pgrx_v into $root (once)"
     cargo install cargo-pgrx --version "$pgrx_v" --locked --root "$root" >&2 || return
   fi
