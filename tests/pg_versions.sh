@@ -152,7 +152,7 @@ pg17_build() {
 # one. Without LLVM: the JIT provider is removed (jit is then simply unavailable, as on a build
 # without LLVM). Kept for the next run; prints its pg_config.
 pg19_fetch() {
-  local dir="$PG_VERSIONS_DIR/pg19" root apt mirror version libs f
+  local dir="$PG_VERSIONS_DIR/pg19" apt mirror version libs f
   local bin=usr/lib/postgresql/19/bin lib=usr/lib/x86_64-linux-gnu
   if [ -x "$dir/$bin/pg_config" ]; then echo "$dir/$bin/pg_config"; return; fi
   apt_install_missing patchelf
@@ -172,14 +172,14 @@ pg19_fetch() {
   (cd "$dir.tmp/debs" && $SUDO apt-get "${opts[@]}" download "postgresql-19=$version" "postgresql-client-19=$version" \
     "postgresql-server-dev-19=$version" $libs >&2 2> >(grep -v 'unsandboxed' >&2)) || return
   for f in "$dir.tmp"/debs/*.deb; do $SUDO dpkg-deb -x "$f" "$dir.tmp/root" || return; done
-  root="$dir"
   $SUDO rm -f "$dir.tmp/root/usr/lib/postgresql/19/lib/llvmjit"*
   # Every dynamically linked executable (the server, its tools, pg_regress): the loader and the
-  # libraries of this prefix (DT_RPATH, which, unlike RUNPATH, also serves the libraries they load).
+  # libraries of the prefix, at the place it is moved to below (DT_RPATH, which, unlike RUNPATH,
+  # also serves the libraries they load).
   while read -r f; do
     $SUDO patchelf --print-interpreter "$f" >/dev/null 2>&1 || continue
-    $SUDO patchelf --set-interpreter "$root/$lib/ld-linux-x86-64.so.2" --force-rpath \
-      --set-rpath "$root/$lib:$root/usr/lib/postgresql/19/lib" "$f" || return
+    $SUDO patchelf --set-interpreter "$dir/$lib/ld-linux-x86-64.so.2" --force-rpath \
+      --set-rpath "$dir/$lib:$dir/usr/lib/postgresql/19/lib" "$f" || return
   done < <(find "$dir.tmp/root/usr/lib/postgresql/19" -type f -perm -u+x ! -name '*.so*')
   $SUDO chmod -R a+rX "$dir.tmp/root"
   $SUDO rm -rf "$dir" && $SUDO mv "$dir.tmp/root" "$dir" && $SUDO rm -rf "$dir.tmp"
