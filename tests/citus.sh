@@ -9,15 +9,8 @@ CITUS_VERSION=13.2.2
 CITUS_TARBALL="$IDGEN_VENDOR_DIR/citus-$CITUS_VERSION.tar.gz"
 CITUS_PATCH="$IDGEN_VENDOR_DIR/citus-$CITUS_VERSION-pg15.20.patch"
 
-citus_ensure() {
-  # One build at a time: the system tests run side by side (tests/all.sh), two of them need Citus.
-  local lock status=0
-  exec {lock}>>/var/tmp/pg_idgen_citus.lock
-  flock "$lock"
-  citus_ensure_locked || status=$?
-  exec {lock}>&-
-  return "$status"
-}
+# One build at a time: two system tests that need Citus may run side by side (tests/all.sh).
+citus_ensure() { with_lock /var/tmp/pg_idgen_citus.lock citus_ensure_locked; }
 
 citus_ensure_locked() {
   local libdir sharedir build major

@@ -10,17 +10,21 @@
 # Each wheel is only unpacked: nothing is imported from Python.
 PG=${PG:-15}
 
-# apt_install_missing PACKAGE...: installs the Debian packages that are not installed yet (once
-# more after an interrupted or concurrent dpkg run, which leaves it half done). One at a time:
-# system tests that install what they need run side by side (tests/all.sh).
-apt_install_missing() {
-  local lock status=0
-  exec {lock}>>/var/tmp/pg_idgen_apt.lock
+# with_lock FILE COMMAND...: runs COMMAND (a function too) holding an exclusive lock on FILE, so
+# that system tests running side by side (tests/all.sh) do it one at a time; returns its status.
+with_lock() {
+  local file=$1 lock status=0
+  shift
+  exec {lock}>>"$file"
   flock "$lock"
-  apt_install_missing_locked "$@" || status=$?
+  "$@" || status=$?
   exec {lock}>&-
   return "$status"
 }
+
+# apt_install_missing PACKAGE...: installs the Debian packages that are not installed yet (once
+# more after an interrupted or concurrent dpkg run, which leaves it half done), one caller at a time.
+apt_install_missing() { with_lock /var/tmp/pg_idgen_apt.lock apt_install_missing_locked "$@"; }
 
 apt_install_missing_locked() {
   local need=() p

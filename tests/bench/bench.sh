@@ -344,15 +344,11 @@ if part baseline; then
     BP=26469
     BASE_BIN=$(baseline_build "$BASELINE")
     trap 'cluster_stop bench immediate; PGBIN=$BASE_BIN cluster_stop bench_base immediate 2>/dev/null' EXIT
-    for c in bench bench_base; do
-      port=$PORT bin=$PGBIN
-      [ $c = bench ] || { port=$BP bin=$BASE_BIN; }
-      if [ $c = bench_base ]; then
-        PGBIN=$bin cluster_init bench_base $BP "${BENCH_CONF[@]}"
-        PGBIN=$bin cluster_start bench_base
-        q $port "CREATE EXTENSION pg_idgen" >/dev/null
-        q $port "$BENCH_PER_ROW" >/dev/null
-      fi
+    PGBIN=$BASE_BIN cluster_init bench_base $BP "${BENCH_CONF[@]}"
+    PGBIN=$BASE_BIN cluster_start bench_base
+    q $BP "CREATE EXTENSION pg_idgen" >/dev/null
+    q $BP "$BENCH_PER_ROW" >/dev/null
+    for port in $PORT $BP; do
       q $port "SELECT idgen.segment_create('bench') WHERE NOT EXISTS (SELECT FROM idgen.segments WHERE biz_type = 'bench')" >/dev/null
     done
     PGBIN=$PGBIN ROUNDS=${ROUNDS:-5} ROWS=$ROWS python3 "$REPO/tests/bench/baseline.py" $PORT $BP \
