@@ -5,8 +5,9 @@
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::time::Duration;
 
-use pgrx::bgworkers::BackgroundWorker;
 use pgrx::pg_sys;
+
+use crate::pg::worker_loop::shutdown_requested;
 
 #[repr(C)]
 struct PGconn {
@@ -127,9 +128,7 @@ fn wait(sock: c_int, writable: bool, deadline: std::time::Instant) -> Result<(),
         );
         pg_sys::ResetLatch(pg_sys::MyLatch);
     }
-    if BackgroundWorker::sigterm_received()
-        && !IGNORE_SHUTDOWN.load(std::sync::atomic::Ordering::Relaxed)
-    {
+    if shutdown_requested() && !IGNORE_SHUTDOWN.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(CallError::local("shutting down"));
     }
     Ok(())

@@ -32,9 +32,8 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
     let mut seen = [super::reservation::Seen::default(); 3];
     let mut complained = false;
     worker_loop::run(|| {
-        let stop = || {
-            BackgroundWorker::sigterm_received().then(|| "the server is shutting down".to_string())
-        };
+        let stop =
+            || worker_loop::shutdown_requested().then(|| "the server is shutting down".to_string());
         match super::reservation::renew_reservations(&mut seen, &stop) {
             Ok(_) => complained = false,
             Err(e) if !complained => {

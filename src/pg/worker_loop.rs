@@ -21,11 +21,20 @@ pub fn attach_signals() {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
 }
 
+/// Whether SIGTERM came: the server is shutting down (or the worker was told to stop). It stays
+/// true once set, however often it is asked: a wait inside a round that gives up for it leaves it
+/// for the loop to see. pgrx's `sigterm_received()` clears its flag when asked, so a worker that
+/// asked it inside a round went on with its loop and kept a fast shutdown waiting.
+pub fn shutdown_requested() -> bool {
+    // SAFETY: a sig_atomic_t of this process, which the SIGTERM handler sets and nothing clears.
+    unsafe { (&raw const pg_sys::ShutdownRequestPending).read_volatile() != 0 }
+}
+
 /// Runs `round` until SIGTERM, postmaster death or `Next::Stop`; before each round, reloads the
 /// configuration file if SIGHUP came.
 pub fn run(mut round: impl FnMut() -> Next) {
     loop {
-        if BackgroundWorker::sigterm_received() {
+        if shutdown_requested() {
             return;
         }
         if BackgroundWorker::sighup_received() {
@@ -36,7 +45,7 @@ pub fn run(mut round: impl FnMut() -> Next) {
             Next::Now => {}
             // wait_latch returns false on SIGTERM and on postmaster death.
             Next::After(sleep) => {
-                if !BackgroundWorker::wait_latch(Some(sleep)) {
+                if !BackgroundWorker::wait_latch(Some(sleep)) || shutdown_requested() {
                     return;
                 }
             }
