@@ -105,15 +105,16 @@ impl MsgId {
 
     /// `XXXX-XXXX-XXXX-XXXX`.
     pub fn to_text(self) -> String {
-        let mut out = String::with_capacity(TEXT_LEN);
+        // Bytes first, one String at the end: a push per char costs a capacity check and a UTF-8
+        // encoding each, about a third of msgid_next()'s instructions.
+        let mut out = [b'-'; TEXT_LEN];
         for i in 0..16 {
-            if i > 0 && i % 4 == 0 {
-                out.push('-');
-            }
             let digit = (self.0 >> (75 - 5 * i)) as usize & 31;
-            out.push(MSG_ALPHABET[digit] as char);
+            out[i + i / 4] = MSG_ALPHABET[digit];
         }
-        out
+        std::str::from_utf8(&out)
+            .expect("the alphabet and the dash are ASCII")
+            .to_owned()
     }
 
     /// Reads the 19-character form, or the 16 symbols without dashes; letters in either case.
