@@ -74,6 +74,20 @@ fn refuse_on_standby() {
     );
 }
 
+/// A single-user server (postgres --single) runs no background worker, so no allocator: refuse at
+/// once rather than wait idgen.segment_wait_timeout for a worker slot that never comes.
+fn refuse_in_single_user() {
+    // SAFETY: a flag PostgreSQL sets once, at the start of the process.
+    if unsafe { !pg_sys::IsUnderPostmaster } {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "this needs pg_idgen's allocator background worker, which a single-user server does not run",
+        )
+        .hint("Call it once the server runs normally (pg_ctl start).")
+        .raise()
+    }
+}
+
 /// The slot of a business type, checking that the type exists on first use in this backend.
 fn resolve(key: &Key, name: &str) -> (usize, u64) {
     if let Some(hit) = SLOTS.with(|m| m.borrow().get(key.name_bytes()).copied()) {
@@ -174,6 +188,7 @@ pub fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
             }
             Some(Take::Wait { .. }) => {
                 refuse_on_standby();
+                refuse_in_single_user();
                 // No worker slot free (53000): wait for one like for a range, trying again on
                 // each round, and report that reason if the time runs out.
                 let woke = allocator_worker::wake(key.db);
@@ -203,6 +218,7 @@ pub(super) fn my_proc_number() -> usize {
 /// Puts a new request into this backend's `cell` (`fill` writes what is asked), pending for the
 /// allocator; returns its number.
 pub(super) fn ask<T: RequestCell>(cell: &Locked<T>, fill: impl FnOnce(&mut T)) -> u64 {
+    refuse_in_single_user();
     cell.with(|d| {
         fill(d);
         let (seq, state) = d.header();

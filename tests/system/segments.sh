@@ -12,6 +12,7 @@
 #     retired (or fails with 40001 under REPEATABLE READ);
 #   - DROP DATABASE right after segments were used does not wait for the allocator;
 #   - 12 databases at once with room for 2 allocators: callers wait for a worker slot;
+#   - a single-user server, which runs no allocator, refuses at once;
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
 source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
 PORT=26396
@@ -242,7 +243,18 @@ done
 wait
 check "12 databases, 2 allocator slots: every caller got its 3,000 IDs, none 53000" eq \
   "$(cat "$OUT"/slots.* | sort | uniq -c | awk '{print $1 "x" $2}')" "12x3000"
-cluster_stop segslots immediate
+cluster_stop segslots
+
+phase "single-user mode"
+# A single-user server (postgres --single, the operator's repair tool) runs no background worker:
+# segment_next() and idgen.segment_alloc() say so at once (55000), rather than waiting idgen.segment_wait_timeout and
+# blaming max_worker_processes.
+t0=$SECONDS
+single=$(printf '%s\n' "SELECT segment_next('t')" "SELECT * FROM idgen.segment_alloc('t')" |
+  as_pg "$PGBIN/postgres" --single -D "$(cluster_dir segslots)" -c log_error_verbosity=verbose d1 2>&1 || true)
+check "single-user mode: segment_next() and idgen.segment_alloc() refuse at once (55000), naming the missing worker" eq \
+  "$(grep -c "ERROR:  55000: .*single-user" <<<"$single")|$(grep -c "HINT:  .*pg_ctl start" <<<"$single")|$(grep -c max_worker_processes <<<"$single")|$(((SECONDS - t0) < 5))" \
+  "2|2|0|1"
 
 phase "Two clusters"
 # Two clusters, delta 2, remainders 0 and 1 (Tinyid's odd/even databases).
