@@ -19,10 +19,12 @@ use crate::gucs;
 use crate::pg::errors::{invalid, not_ready, required, IdError};
 use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
 
+/// A business type's name to its `(slot, generation)` in the shared cache.
+type SlotMap = HashMap<Vec<u8>, (usize, u64), BuildHasherDefault<Fnv1a>>;
+
 thread_local! {
-    /// This backend's map from business type to `(slot, generation)`.
-    static SLOTS: RefCell<HashMap<Vec<u8>, (usize, u64), BuildHasherDefault<Fnv1a>>> =
-        RefCell::new(HashMap::default());
+    /// This backend's map of the types it has used.
+    static SLOTS: RefCell<SlotMap> = RefCell::new(HashMap::default());
 }
 
 /// FNV-1a for SLOTS. Its keys are names this backend found in idgen.segments (a name is added
