@@ -6,7 +6,6 @@
 //! the allocator of `idgen.backfill_database` before any number of them is used (segment/backfill.rs;
 //! the arithmetic and its model: core::backfill). docs/backfill.md is the user's side.
 
-use std::cell::RefCell;
 use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -22,6 +21,7 @@ use crate::node::refusals::Kind;
 use crate::node::reservation::cover_ms;
 use crate::node::shared;
 use crate::node::worker_unset::ever_leased;
+use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_null, not_ready, out_of_range, IdError};
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, now_ms};
@@ -36,10 +36,8 @@ use pg_idgen_core::uuid7;
 
 extension_sql_file!("../sql/install/backfill.sql", name = "backfill");
 
-thread_local! {
-    /// This backend's committed blocks.
-    static BLOCKS: RefCell<Blocks> = RefCell::new(Blocks::default());
-}
+/// This backend's committed blocks.
+static BLOCKS: BackendLocal<Blocks> = BackendLocal::new(Blocks::new());
 
 /// One Snowflake ID at `ts`.
 #[pg_extern(volatile, parallel_restricted, strict)]
@@ -305,7 +303,6 @@ fn numbers(
     let mut out: Vec<Option<u32>> = vec![None; ticks.len()];
     let take = |out: &mut Vec<Option<u32>>, which: &[usize]| {
         BLOCKS.with(|b| {
-            let mut b = b.borrow_mut();
             for &i in which {
                 if out[i].is_none() {
                     out[i] = b.take(key_db, stream, ticks[i]);
@@ -328,7 +325,7 @@ fn numbers(
             capacity,
         );
         BLOCKS.with(|b| {
-            b.borrow_mut().read_ahead(
+            b.read_ahead(
                 key_db,
                 stream,
                 &mut wants,
@@ -339,7 +336,7 @@ fn numbers(
         let mut from = 0;
         for chunk in wants.chunks(BACKFILL_ITEMS) {
             let got = blocks::reserve(db, &db_name, stream, capacity, chunk);
-            BLOCKS.with(|b| b.borrow_mut().make_room(chunk.len()));
+            BLOCKS.with(|b| b.make_room(chunk.len()));
             for ((bucket, _), block) in chunk.iter().zip(got) {
                 let Some((first, len)) = block else {
                     let tick = missing
@@ -360,7 +357,7 @@ fn numbers(
                     stream,
                     bucket: *bucket,
                 };
-                BLOCKS.with(|b| b.borrow_mut().install(key, first, len));
+                BLOCKS.with(|b| b.install(key, first, len));
             }
             // The ticks of this chunk's buckets take their numbers now.
             let last = chunk.last().map(|(b, _)| *b).unwrap_or_default();

@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use pgrx::pg_sys;
 
 use crate::pg::errors::{not_ready, IdError};
+use crate::pg::latest_scan::scan_latest;
 use crate::pg::spi_read::one_i64;
 
 /// This backend's group id, -1 when not read yet or invalidated. A backend is one process with
@@ -62,53 +63,21 @@ pub fn current() -> Result<u64, IdError> {
 }
 
 /// The group id in `pg_dist_local_group`, read as Citus itself reads it (a scan of the table,
-/// not a query), under the latest snapshot rather than the statement's: a change Citus committed
-/// after the statement began is seen, and any committed later arrives as an invalidation after
-/// this read and clears the cache. None when the table does not exist (no Citus here) or is empty
-/// (Citus is being upgraded).
-fn scan_local_group() -> Result<Option<i64>, IdError> {
-    // SAFETY: catalog lookups and a heap scan by the book (table_open/systable_beginscan/
-    // systable_getnext/systable_endscan/table_close); the tuple's one int4 column is read while the
-    // scan holds it. An ERROR inside unwinds through PostgreSQL's resource owners, which release
-    // the lock and the scan.
-    unsafe {
-        let table = pg_sys::get_relname_relid(
-            c"pg_dist_local_group".as_ptr(),
-            pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE),
-        );
-        if table == pg_sys::InvalidOid {
-            return Ok(None);
-        }
-        TABLE_OID.store(i64::from(u32::from(table)), Relaxed);
-        let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
-        let rel = pg_sys::table_open(table, lock);
-        // A parallel worker may not take a snapshot of its own; it reads with the catalog
-        // snapshot, as Citus does, and a parallel worker lives for one query.
-        let snapshot = if pg_sys::IsInParallelMode() {
-            std::ptr::null_mut()
-        } else {
-            pg_sys::GetLatestSnapshot()
-        };
-        let scan = pg_sys::systable_beginscan(
-            rel,
-            pg_sys::InvalidOid,
-            false,
-            snapshot,
-            0,
-            std::ptr::null_mut(),
-        );
-        let tuple = pg_sys::systable_getnext(scan);
-        let group = if tuple.is_null() {
-            None
-        } else {
-            let mut isnull = false;
-            let d = pg_sys::heap_getattr(tuple, 1, (*rel).rd_att, &mut isnull);
-            (!isnull).then(|| i64::from(d.value() as i32))
-        };
-        pg_sys::systable_endscan(scan);
-        pg_sys::table_close(rel, lock);
-        Ok(group)
-    }
+/// not a query), under the latest snapshot rather than the statement's (pg/latest_scan.rs): a
+/// change Citus committed after the statement began is seen, and any committed later arrives as an
+/// invalidation after this read and clears the cache. None when the table does not exist (no Citus
+/// here) or is empty (Citus is being upgraded).
+fn scan_local_group() -> Option<i64> {
+    let mut group = None;
+    let table = scan_latest(c"pg_catalog", c"pg_dist_local_group", |col| {
+        // The table's one int4 column, of its one row.
+        group = group.or(col(1).map(|d| i64::from(d.value() as i32)));
+    })?;
+    // Kept for the invalidation callback. Set after the scan, which is safe: a change committed
+    // before the scan's snapshot is in what it read, and the invalidation of a later one is
+    // handled only at this backend's next lock, after this store.
+    TABLE_OID.store(i64::from(u32::from(table)), Relaxed);
+    group
 }
 
 #[cold]
@@ -121,7 +90,7 @@ fn read() -> Result<u64, IdError> {
         // cache of the group id; the function is a plain extern "C" function of this library.
         unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(invalidate), pg_sys::Datum::from(0)) };
     }
-    let group = match scan_local_group()? {
+    let group = match scan_local_group() {
         Some(g) => g,
         None => {
             return Err(not_ready("this node's worker id comes from Citus (idgen.worker_id_source = citus), but this database has no Citus metadata")

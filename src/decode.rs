@@ -10,20 +10,19 @@ use pgrx::PgSqlErrorCode;
 
 use crate::gucs;
 use crate::node::generator::node;
+use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_null, out_of_range, IdError, OrRaise};
 use pg_idgen_core::layout::{Field, Layout, LayoutError};
 
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 
-thread_local! {
-    /// The layout named last, parsed: a query that decodes many rows with one layout parses it once.
-    static LAST_NAMED: std::cell::RefCell<Option<(String, Layout)>> = const { std::cell::RefCell::new(None) };
-}
+/// The layout named last, parsed: a query that decodes many rows with one layout parses it once.
+static LAST_NAMED: BackendLocal<Option<(String, Layout)>> = BackendLocal::new(None);
 
 /// A layout by name (a preset, or a full spec string like `idgen.layout` takes).
 pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
     let name = name.ok_or_else(|| not_null("layout must not be NULL"))?;
-    let cached = LAST_NAMED.with_borrow(|last| {
+    let cached = LAST_NAMED.with(|last| {
         last.as_ref()
             .filter(|(n, _)| n == name)
             .map(|(_, l)| l.clone())
@@ -32,7 +31,7 @@ pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
         return Ok(l);
     }
     let l = parse_named(name)?;
-    LAST_NAMED.set(Some((name.to_string(), l.clone())));
+    LAST_NAMED.with(|last| *last = Some((name.to_string(), l.clone())));
     Ok(l)
 }
 
@@ -61,11 +60,9 @@ type Decoded = (
     name!(layout, Option<String>),
 );
 
-thread_local! {
-    /// The start of the statement that last warned of an ID from the future (one warning per
-    /// statement, not per row).
-    static WARNED_AT: std::cell::Cell<i64> = const { std::cell::Cell::new(i64::MIN) };
-}
+/// The start of the statement that last warned of an ID from the future (one warning per
+/// statement, not per row).
+static WARNED_AT: BackendLocal<i64> = BackendLocal::new(i64::MIN);
 
 /// An ID's time as decoded with `layout`. A time later than this node's clock can allow
 /// (`idgen.max_drift` plus a minute for other nodes' clocks) means the ID was most likely made with
@@ -79,7 +76,7 @@ fn decoded_ts(id: i64, layout: &Layout, tick: u64) -> TimestampWithTimeZone {
     if ms.saturating_sub(now) > allowed {
         // SAFETY: reads this backend's statement start time.
         let statement = unsafe { pg_sys::GetCurrentStatementStartTimestamp() };
-        if WARNED_AT.replace(statement) != statement {
+        if WARNED_AT.with(|w| std::mem::replace(w, statement)) != statement {
             pgrx::warning!(
                 "ID {id} decodes with layout {} to {}, later than this node's clock allows: was it made with another layout?",
                 layout.label(),

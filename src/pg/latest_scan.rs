@@ -17,7 +17,7 @@ pub fn scan_latest(
     mut row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
 ) -> Option<pg_sys::Oid> {
     // SAFETY: catalog lookups and a heap scan by the book (table_open/systable_beginscan/
-    // systable_getnext/systable_endscan/table_close), as citus.rs reads pg_dist_local_group; the
+    // systable_getnext/systable_endscan/table_close), as Citus reads its pg_dist_local_group; the
     // tuple's columns are read while the scan holds it. An ERROR inside unwinds through
     // PostgreSQL's resource owners, which release the lock and the scan.
     unsafe {

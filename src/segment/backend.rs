@@ -4,7 +4,6 @@
 //! before publishing it. Whole ranges for clients go through a request cell the same way. Also
 //! what the admin functions tell the cache (a type dropped or moved, a step changed).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::time::{Duration, Instant};
@@ -16,16 +15,16 @@ use super::cache::{self, Key, Locked, RequestCell, RequestState};
 use super::errors::{segment_fault_error, timed_out, unknown_type};
 use super::table;
 use crate::gucs;
+use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_ready, required, IdError};
 use pg_idgen_core::segment::{Fault, Range, SegmentState, Take};
 
 /// A business type's name to its `(slot, generation)` in the shared cache.
 type SlotMap = HashMap<Vec<u8>, (usize, u64), BuildHasherDefault<Fnv1a>>;
 
-thread_local! {
-    /// This backend's map of the types it has used.
-    static SLOTS: RefCell<SlotMap> = RefCell::new(HashMap::default());
-}
+/// This backend's map of the types it has used.
+static SLOTS: BackendLocal<SlotMap> =
+    BackendLocal::new(HashMap::with_hasher(BuildHasherDefault::new()));
 
 /// FNV-1a for SLOTS. Its keys are names this backend found in idgen.segments (a name is added
 /// only once the type exists), so a keyed hash's defence against chosen collisions buys nothing
@@ -92,7 +91,7 @@ fn refuse_in_single_user() {
 
 /// The slot of a business type, checking that the type exists on first use in this backend.
 fn resolve(key: &Key, name: &str) -> (usize, u64) {
-    if let Some(hit) = SLOTS.with(|m| m.borrow().get(key.name_bytes()).copied()) {
+    if let Some(hit) = SLOTS.with(|m| m.get(key.name_bytes()).copied()) {
         return hit;
     }
     if !table::type_exists(name) {
@@ -106,7 +105,7 @@ fn resolve(key: &Key, name: &str) -> (usize, u64) {
         .hint("Raise idgen.segment_cache_size (a restart is needed) above the number of business types in use at once.")
         .raise()
     });
-    SLOTS.with(|m| m.borrow_mut().insert(key.name_bytes().to_vec(), found));
+    SLOTS.with(|m| m.insert(key.name_bytes().to_vec(), found));
     found
 }
 
@@ -168,7 +167,7 @@ pub fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
             None => {
                 // Evicted or dropped meanwhile: look the type up again.
                 drop(waiter.take());
-                SLOTS.with(|m| m.borrow_mut().remove(key.name_bytes()));
+                SLOTS.with(|m| m.remove(key.name_bytes()));
                 (slot, generation) = resolve(key, name);
             }
             Some(Take::Got {
@@ -299,7 +298,7 @@ pub fn alloc_range(key: &Key, name: &str) -> Range {
 pub fn forget(name: &str) {
     if let Some(key) = Key::new(db(), name.as_bytes()) {
         cache::forget(&key);
-        SLOTS.with(|m| m.borrow_mut().remove(key.name_bytes()));
+        SLOTS.with(|m| m.remove(key.name_bytes()));
     }
 }
 

@@ -86,6 +86,14 @@ const MAX_BLOCKS: usize = 4096;
 pub const READ_AHEAD: u64 = 15;
 
 impl Blocks {
+    /// No blocks: a backend's state before its first backfill.
+    pub const fn new() -> Blocks {
+        Blocks {
+            map: BTreeMap::new(),
+            last_ask: None,
+        }
+    }
+
     /// The next number of `tick` from this backend's block of its bucket, if it has one left.
     pub fn take(&mut self, db: u32, stream: i32, tick: u64) -> Option<u32> {
         let key = BlockKey {
