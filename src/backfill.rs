@@ -20,6 +20,7 @@ use crate::node::origin_check;
 use crate::node::refusals::Kind;
 use crate::node::reservation::cover_ms;
 use crate::node::shared;
+use crate::node::take::{node_worker, NodeWorker};
 use crate::node::worker_unset::ever_leased;
 use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_null, not_ready, out_of_range, IdError};
@@ -234,19 +235,25 @@ fn backfill_worker(func: &str, layout: &Layout) -> u64 {
             .hint("A backfill worker id must be one no node and no app server makes live IDs with: choose another and reload.")
             .raise()
     };
-    if gucs::lease_mode() {
-        let (lo, hi) = gucs::worker_lease_range(largest.min(i32::MAX as u64) as i32);
-        if (lo as u64..=hi as u64).contains(&w) {
-            refuse(format!(
-                "is in the range this node leases its worker id from ({lo} to {hi})"
-            ));
+    match node_worker() {
+        NodeWorker::Lease => {
+            let (lo, hi) = gucs::worker_lease_range(largest.min(i32::MAX as u64) as i32);
+            if (lo as u64..=hi as u64).contains(&w) {
+                refuse(format!(
+                    "is in the range this node leases its worker id from ({lo} to {hi})"
+                ));
+            }
         }
-    } else if gucs::citus_mode() {
-        if crate::citus::worker_id() == w {
-            refuse("is this node's worker id (its Citus group)".to_string());
+        NodeWorker::Citus(own) => {
+            if own.unwrap_or_else(|e| e.raise()) == w {
+                refuse("is this node's worker id (its Citus group)".to_string());
+            }
         }
-    } else if gucs::worker_id() as u64 == w {
-        refuse("is this node's own worker id (idgen.worker_id)".to_string());
+        NodeWorker::Setting(own) => {
+            if own == w {
+                refuse("is this node's own worker id (idgen.worker_id)".to_string());
+            }
+        }
     }
     // A lease coordinator never leases its backfill worker id (idgen.worker_acquire), but one
     // leased before it became the backfill worker id has a holder that made live IDs with it.

@@ -7,7 +7,6 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 mod backfill;
-mod citus;
 mod codec;
 mod decode;
 mod gucs;

@@ -12,24 +12,10 @@
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
-use crate::node::backend_generator::BackendGenerator;
-use crate::node::checks::{check_can_generate, to_id_error, warn_step};
-use crate::node::clock::PgClock;
-use crate::node::generator::{fixed_layout_generator, msgid_layout};
-use crate::node::refusals::Kind;
-use crate::node::reservation::MarkReserver;
-use crate::node::shared;
+use crate::node::take;
 use crate::pg::errors::{invalid, out_of_range, required, IdError};
 use crate::pg::time::{ms_of_ts, ts_of_ms};
-use pg_idgen_core::generator::Generator;
 use pg_idgen_core::msgid::{self as format, MsgId};
-
-static CURRENT: BackendGenerator = BackendGenerator::new();
-
-/// Runs `f` with this backend's message-ID generator under the node's clock settings.
-fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    CURRENT.with(|s| fixed_layout_generator(msgid_layout(), s), f)
-}
 
 fn session_type_of(session_type: Option<i32>) -> u8 {
     match required("msgid_next(session_type, session_id)", "session_type", session_type) {
@@ -50,21 +36,7 @@ fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
         "session_id",
         session_id,
     );
-    let shared = shared::shared();
-    check_can_generate(shared, Some(Kind::Msgid));
-    crate::node::origin_check::check(Kind::Msgid);
-    let counter =
-        with_generator(
-            |g| match g.take(&shared.msgid, &PgClock, &MarkReserver(&g.layout), 1) {
-                Ok((issued, step)) => {
-                    if let Some(s) = step {
-                        warn_step(s, Kind::Msgid);
-                    }
-                    issued.first
-                }
-                Err(e) => to_id_error(e, g, Kind::Msgid).raise(),
-            },
-        );
+    let counter = take::msgid();
     MsgId::new(counter, session_type, format::session_hash(session_id)).to_text()
 }
 

@@ -1,125 +1,21 @@
-//! `snowflake_next()` and friends: the SQL surface of the node's Snowflake stream (node/), with
-//! the worker id from the setting, a lease or the Citus group.
+//! `snowflake_next()` and friends: the SQL surface of the node's Snowflake stream, taken through
+//! node/take.rs (which also decides the worker id: the setting, a lease or the Citus group).
 
 use std::sync::atomic::Ordering::*;
 
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use crate::gucs::{self, WorkerIdSource};
-use crate::node::backend_generator::BackendGenerator;
-use crate::node::checks::{
-    can_generate_now, check_can_generate, check_layout_accepted, to_id_error, warn_step,
-};
-use crate::node::clock::PgClock;
-use crate::node::generator::{build, node};
+use crate::gucs;
+use crate::node::generator::node;
 use crate::node::horizon::{self, Ordered};
-use crate::node::refusals::Kind;
-use crate::node::reservation::MarkReserver;
-use crate::node::shared::{self, Shared};
+use crate::node::shared;
+use crate::node::take::{self, NodeWorker};
 use crate::pg::errors::{batch_size, IdError};
 use crate::pg::fast_entry::fast_entry;
-use pg_idgen_core::generator::Generator;
-
-/// This backend's Snowflake generator under the current reloadable clock settings.
-static CURRENT: BackendGenerator = BackendGenerator::new();
-
-/// Runs `f` with this backend's generator, rebuilt when a reload changed the clock settings.
-fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    CURRENT.with(|settings| build(node().layout.clone(), settings), f)
-}
-
-/// Takes `want` consecutive counters from the node's generator, with the worker id to make them
-/// IDs with: the setting, or in lease mode the lease that was valid before and after the take.
-fn take(want: u64) -> (pg_idgen_core::generator::Issued, u64) {
-    let shared = shared::shared();
-    check_snowflake(shared);
-    horizon::hold(Ordered::Snowflake, &shared.snowflake);
-    with_generator(|g| {
-        let run = |cap: &dyn Fn() -> u64| {
-            g.take_capped(
-                &shared.snowflake,
-                &PgClock,
-                &MarkReserver(&g.layout),
-                want,
-                cap,
-            )
-        };
-        let (worker, result) = if gucs::lease_mode() {
-            // No ID later than the lease covers (core::lease::ceiling_ms): its next holder
-            // starts above that, whatever this node does before its next heartbeat.
-            let cap = || g.layout.tick_of_ms(shared.lease.ceiling_ms()).unwrap_or(0);
-            match shared.lease.under(crate::pg::time::mono_ns, || run(&cap)) {
-                Ok((w, r)) => (u64::from(w), r),
-                Err(fault) => {
-                    crate::node::lease_status::lease_fault_error(fault, &shared.lease_status)
-                        .raise()
-                }
-            }
-        } else if gucs::citus_mode() {
-            (crate::citus::worker_id(), run(&|| u64::MAX))
-        } else {
-            (g.worker(), run(&|| u64::MAX))
-        };
-        match result {
-            Ok((issued, step)) => {
-                if let Some(s) = step {
-                    warn_step(s, Kind::Snowflake);
-                }
-                (issued, worker)
-            }
-            Err(e) => to_id_error(e, g, Kind::Snowflake).raise(),
-        }
-    })
-}
-
-/// What every Snowflake ID checks first: a primary, a readable mark, an accepted layout, and a
-/// database that holds no other system's IDs.
-#[inline]
-fn check_snowflake(shared: &Shared) {
-    check_can_generate(shared, Some(Kind::Snowflake));
-    check_layout_accepted(shared);
-    crate::node::origin_check::check(Kind::Snowflake);
-    crate::node::worker_unset::check();
-}
-
-/// True when `check_snowflake` would pass without asking PostgreSQL anything.
-#[inline(always)]
-fn snowflake_ready(shared: &Shared) -> bool {
-    can_generate_now(shared)
-        && shared.layout_error.is_empty()
-        && crate::node::worker_unset::checked()
-}
-
-/// The common case of `snowflake_next()`, run bare (pg/fast_entry.rs): the checks already passed
-/// in this backend, the generator made, no lease (whose take is capped by the lease), the Citus
-/// group known; then the generator's fast path, one clock read and one compare-and-swap. None,
-/// having issued nothing, for anything else.
-#[inline(always)]
-fn snowflake_next_fast() -> Option<i64> {
-    let shared = shared::attached()?;
-    if !snowflake_ready(shared) {
-        return None;
-    }
-    let (source, settings) = gucs::per_row_settings();
-    let worker = match source {
-        WorkerIdSource::Setting => None,
-        WorkerIdSource::Citus => Some(crate::citus::cached_worker_id()?),
-        WorkerIdSource::Lease => return None,
-    };
-    if !horizon::hold_fast(Ordered::Snowflake, &shared.snowflake) {
-        return None;
-    }
-    CURRENT
-        .with_made(settings, |g| {
-            let (first, _) = g.take_fast(&shared.snowflake, &PgClock, 1)?;
-            Some(g.id_of_worker(first, 0, worker.unwrap_or_else(|| g.worker())))
-        })
-        .flatten()
-}
 
 // The next Snowflake ID of this node: the SQL function `snowflake_next()` (its symbol is
-// `snowflake_next_wrapper`, as pgrx named it in every released script), `snowflake_next_fast`
+// `snowflake_next_wrapper`, as pgrx named it in every released script), node/take.rs's fast path
 // first, `snowflake_next_full` under pgrx's guard for the rest.
 fast_entry!(
     "snowflake_next",
@@ -130,7 +26,7 @@ AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
 "#,
     pg_finfo_snowflake_next_wrapper,
     snowflake_next_wrapper,
-    snowflake_next_fast,
+    take::snowflake_fast,
     pg_sys::Datum::from,
     snowflake_next_full_wrapper
 );
@@ -139,7 +35,7 @@ AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
 /// make, a lease, a Citus group to read, the generator's full path.
 #[pg_extern(volatile, parallel_restricted, sql = false)]
 fn snowflake_next_full() -> i64 {
-    let (issued, worker) = take(1);
+    let (issued, worker) = take::snowflake(1);
     node().id_of_worker(issued.first, issued.flag, worker)
 }
 
@@ -154,7 +50,7 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
     let per_tick = 1u64 << g.seq_bits();
     let runs = std::iter::from_fn(move || {
         (owed > 0).then(|| {
-            let (issued, worker) = take(owed.min(per_tick));
+            let (issued, worker) = take::snowflake(owed.min(per_tick));
             owed -= issued.count;
             (issued, worker)
         })
@@ -177,14 +73,12 @@ fn read_horizon() -> i64 {
     let counter = horizon::horizon_of(Ordered::Snowflake, &shared.snowflake);
     // The node's own worker id, fixed for its life, except in lease mode (a new lease may bring
     // another): there worker 0, below every worker's IDs of the horizon's counter.
-    let worker = if gucs::lease_mode() {
-        None
-    } else if gucs::citus_mode() {
-        Some(crate::citus::worker_id())
-    } else {
-        Some(node().worker())
+    let worker = match take::node_worker() {
+        NodeWorker::Setting(w) => Some(w),
+        NodeWorker::Citus(w) => Some(w.unwrap_or_else(|e| e.raise())),
+        NodeWorker::Lease => None,
     };
-    let id = with_generator(|g| {
+    let id = take::with_snowflake_generator(|g| {
         if counter == 0 && !flipped {
             Some(0) // a prepared transaction from before the start holds every ID
         } else if flipped {

@@ -11,78 +11,26 @@
 use pgrx::prelude::*;
 use pgrx::{PgSqlErrorCode, Uuid};
 
-use crate::gucs;
-use crate::node::backend_generator::BackendGenerator;
-use crate::node::checks::{can_generate_now, check_can_generate, to_id_error, warn_step};
-use crate::node::clock::PgClock;
-use crate::node::generator::{fixed_layout_generator, uuidv7_layout};
 use crate::node::horizon::{self, Ordered};
-use crate::node::refusals::Kind;
-use crate::node::reservation::MarkReserver;
-use crate::node::shared::{self, Shared};
+use crate::node::shared;
+use crate::node::take;
 use crate::pg::errors::{batch_size, invalid, out_of_range, IdError};
 use crate::pg::fast_entry::fast_entry;
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, ts_of_ms};
-use pg_idgen_core::generator::{Generator, Issued};
 use pg_idgen_core::uuid7;
-
-static CURRENT: BackendGenerator = BackendGenerator::new();
-
-/// Runs `f` with this backend's UUIDv7 generator under the node's clock settings.
-fn with_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    CURRENT.with(|s| fixed_layout_generator(uuidv7_layout(), s), f)
-}
-
-/// Up to `want` consecutive counters of the node's UUIDv7 stream (at most a tick's worth).
-fn take(want: u64) -> Issued {
-    let shared = shared::shared();
-    check_uuidv7(shared);
-    horizon::hold(Ordered::Uuidv7, &shared.uuidv7);
-    with_generator(|g| take_with(g, shared, want))
-}
-
-fn check_uuidv7(shared: &Shared) {
-    check_can_generate(shared, Some(Kind::Uuidv7));
-    crate::node::origin_check::check(Kind::Uuidv7);
-}
-
-fn take_with(g: &Generator, shared: &Shared, want: u64) -> Issued {
-    match g.take(&shared.uuidv7, &PgClock, &MarkReserver(&g.layout), want) {
-        Ok((issued, step)) => {
-            if let Some(s) = step {
-                warn_step(s, Kind::Uuidv7);
-            }
-            issued
-        }
-        Err(e) => to_id_error(e, g, Kind::Uuidv7).raise(),
-    }
-}
 
 fn uuid_of(counter: u64) -> [u8; 16] {
     uuid7::compose(counter, strong_random::next_u64())
 }
 
-/// The common case of `uuidv7_next()`, run bare (pg/fast_entry.rs): the checks already passed in
-/// this backend, the generator made, random bits in the buffer; then the generator's fast path.
-/// None, having issued nothing, for anything else (the random bits it took are never used again).
+/// The common case of `uuidv7_next()`, run bare (pg/fast_entry.rs): random bits in the buffer,
+/// then node/take.rs's fast path. None, having issued nothing, for anything else (the random bits
+/// it took are never used again).
 #[inline(always)]
 fn uuidv7_next_fast() -> Option<[u8; 16]> {
-    let shared = shared::attached()?;
-    if !can_generate_now(shared) {
-        return None;
-    }
     let random = strong_random::try_next_u64()?;
-    if !horizon::hold_fast(Ordered::Uuidv7, &shared.uuidv7) {
-        return None;
-    }
-    let counter = CURRENT
-        .with_made(gucs::per_row_settings().1, |g| {
-            g.take_fast(&shared.uuidv7, &PgClock, 1)
-        })
-        .flatten()?
-        .0;
-    Some(uuid7::compose(counter, random))
+    Some(uuid7::compose(take::uuidv7_fast()?, random))
 }
 
 // The next UUIDv7 of this node, above every earlier one of the node, in every backend: the SQL
@@ -105,7 +53,7 @@ AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
 /// `uuidv7_next()` for every call its fast path leaves.
 #[pg_extern(volatile, parallel_restricted, sql = false)]
 fn uuidv7_next_full() -> Uuid {
-    Uuid::from_bytes(uuid_of(take(1).first))
+    Uuid::from_bytes(uuid_of(take::uuidv7(1).first))
 }
 
 /// `n` UUIDv7s at once, ascending, taken from the node's stream as the rows are read.
@@ -115,7 +63,7 @@ fn uuidv7_next_batch(n: Option<i32>) -> SetOfIterator<'static, Uuid> {
     let per_tick = 1u64 << uuid7::COUNTER_BITS;
     let runs = std::iter::from_fn(move || {
         (owed > 0).then(|| {
-            let issued = take(owed.min(per_tick));
+            let issued = take::uuidv7(owed.min(per_tick));
             owed -= issued.count;
             issued.first..issued.first + issued.count
         })
@@ -142,7 +90,7 @@ AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
 /// `ulid_next()` for every call its fast path leaves.
 #[pg_extern(volatile, parallel_restricted, sql = false)]
 fn ulid_next_full() -> String {
-    uuid7::to_ulid(&uuid_of(take(1).first))
+    uuid7::to_ulid(&uuid_of(take::uuidv7(1).first))
 }
 
 /// Any UUID's 128 bits as a ULID's 26 characters; for a UUIDv7, the same time and order.

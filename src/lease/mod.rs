@@ -6,9 +6,9 @@
 
 use pgrx::prelude::*;
 
-use crate::gucs;
 use crate::node::lease_status::KeeperState;
 use crate::node::shared::Shared;
+use crate::node::take::{self, NodeWorker};
 
 pub mod keeper;
 mod libpq;
@@ -32,14 +32,15 @@ fn may_see_lease_number() -> bool {
 
 /// The node's worker id and where it came from, for `idgen.status`.
 pub fn node_worker(shared: &Shared) -> (Option<i32>, String) {
-    if gucs::citus_mode() {
-        return (
-            crate::citus::current().ok().map(|w| w as i32),
-            "Citus group id (pg_dist_local_group)".into(),
-        );
-    }
-    if !gucs::lease_mode() {
-        return (Some(gucs::worker_id()), "setting idgen.worker_id".into());
+    match take::node_worker() {
+        NodeWorker::Citus(w) => {
+            return (
+                w.ok().map(|w| w as i32),
+                "Citus group id (pg_dist_local_group)".into(),
+            )
+        }
+        NodeWorker::Setting(w) => return (Some(w as i32), "setting idgen.worker_id".into()),
+        NodeWorker::Lease => {}
     }
     let w = shared
         .lease
@@ -56,8 +57,8 @@ mod idgen_internal {
     use pgrx::prelude::*;
 
     use super::{mono_ns, KeeperState};
-    use crate::gucs;
     use crate::node::shared;
+    use crate::node::take::{self, NodeWorker};
     use crate::pg::time::ts_of_ms;
 
     /// This node's worker-id lease, as its keeper last reported it.
@@ -105,14 +106,17 @@ mod idgen_internal {
                 error,
             ))
         };
-        if gucs::citus_mode() {
-            return match crate::citus::current() {
-                Ok(w) => without_lease("citus", "citus group", Some(w as i32), None),
-                Err(e) => without_lease("citus", "no group", None, Some(e.message)),
-            };
-        }
-        if !gucs::lease_mode() {
-            return without_lease("setting", "fixed", Some(gucs::worker_id()), None);
+        match take::node_worker() {
+            NodeWorker::Citus(Ok(w)) => {
+                return without_lease("citus", "citus group", Some(w as i32), None)
+            }
+            NodeWorker::Citus(Err(e)) => {
+                return without_lease("citus", "no group", None, Some(e.message))
+            }
+            NodeWorker::Setting(w) => {
+                return without_lease("setting", "fixed", Some(w as i32), None)
+            }
+            NodeWorker::Lease => {}
         }
         let st = &shared.lease_status;
         let now = mono_ns();

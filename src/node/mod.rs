@@ -3,12 +3,14 @@
 //! life cycle (`mark`) and its WAL record (`wal`), the reservation (`reservation`) and the worker
 //! that renews it (`renewal_worker`), the clock (`clock`), the checks every ID passes (`checks`,
 //! `origin_check`, `worker_unset`) and the count of refusals (`refusals`), the read horizon, the
-//! lease's state and the origins. The SQL surfaces (`snowflake.rs`, `msgid.rs`, `uuidv7.rs`, ...)
-//! are thin layers on it.
+//! lease's state and the origins, and the worker id from Citus (`citus_group`). The SQL surfaces
+//! (`snowflake.rs`, `msgid.rs`, `uuidv7.rs`, ...) are thin layers on it, and take their IDs
+//! through its front door, `take`.
 
 pub mod backend_generator;
 pub mod backfill_homes;
 pub mod checks;
+pub mod citus_group;
 pub mod clock;
 pub mod generator;
 pub mod horizon;
@@ -21,6 +23,7 @@ pub mod renewal_worker;
 pub mod reservation;
 pub mod shared;
 pub mod streams;
+pub mod take;
 pub mod wal;
 pub mod worker_unset;
 

@@ -37,24 +37,15 @@ unsafe extern "C-unwind" fn invalidate(_arg: pg_sys::Datum, relid: pg_sys::Oid) 
     }
 }
 
-/// The worker id for this node's next IDs: its Citus group id, checked against the layout's
-/// largest worker id. Raises 55000 when it cannot be known.
-#[inline]
-pub fn worker_id() -> u64 {
-    match GROUP.load(Relaxed) {
-        g if g >= 0 => g as u64,
-        _ => read().unwrap_or_else(|e| e.raise()),
-    }
-}
-
-/// The worker id `worker_id` would return without reading anything: None when it is not cached.
+/// The group id `current` would return without reading anything: None when it is not cached.
 #[inline(always)]
-pub fn cached_worker_id() -> Option<u64> {
+pub fn cached() -> Option<u64> {
     u64::try_from(GROUP.load(Relaxed)).ok()
 }
 
-/// The group id as `idgen.status` and `idgen.worker_status` show it: read if need be; the error
-/// that `snowflake_next()` would raise, if any.
+/// This node's worker id in Citus mode, its group id checked against the layout's largest worker
+/// id: read if need be (a cold path), else cached; the error (55000) when it cannot be known.
+#[inline]
 pub fn current() -> Result<u64, IdError> {
     match GROUP.load(Relaxed) {
         g if g >= 0 => Ok(g as u64),
@@ -82,7 +73,7 @@ fn scan_local_group() -> Option<i64> {
 
 #[cold]
 fn read() -> Result<u64, IdError> {
-    let largest = crate::node::generator::node()
+    let largest = super::generator::node()
         .layout
         .max_value(pg_idgen_core::layout::Field::Worker);
     if !CALLBACK.swap(true, Relaxed) {
