@@ -77,6 +77,7 @@ pub fn with_snowflake_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
 /// Takes `want` consecutive counters (at most a tick's worth) of the Snowflake stream, with the
 /// worker id to make them IDs with: the setting, the Citus group, or in lease mode the lease that
 /// was valid before and after the take.
+#[inline]
 pub fn snowflake(want: u64) -> (Issued, u64) {
     let shared = shared::shared();
     check_snowflake(shared);
@@ -136,6 +137,7 @@ pub fn snowflake_fast() -> Option<i64> {
 }
 
 /// Up to `want` consecutive counters of the UUIDv7 stream (at most a tick's worth).
+#[inline]
 pub fn uuidv7(want: u64) -> Issued {
     let shared = shared::shared();
     check_can_generate(shared, Some(Kind::Uuidv7));
@@ -167,6 +169,7 @@ pub fn uuidv7_fast() -> Option<u64> {
 }
 
 /// The counter of one message ID. No read horizon: nobody pages by message IDs.
+#[inline]
 pub fn msgid() -> u64 {
     let shared = shared::shared();
     check_can_generate(shared, Some(Kind::Msgid));
@@ -180,9 +183,23 @@ pub fn msgid() -> u64 {
     )
 }
 
-/// What a take ends with: the IDs, after a WARNING of a clock step the generator saw; or the
-/// generator's refusal raised as an ERROR.
+/// What a take ends with: the IDs; or, off the common path, the IDs after a WARNING of a clock
+/// step the generator saw, or the generator's refusal raised as an ERROR.
+#[inline(always)]
 fn settle(
+    result: Result<(Issued, Option<BackwardStep>), GenError>,
+    g: &Generator,
+    kind: Kind,
+) -> Issued {
+    match result {
+        Ok((issued, None)) => issued,
+        other => settle_rare(other, g, kind),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn settle_rare(
     result: Result<(Issued, Option<BackwardStep>), GenError>,
     g: &Generator,
     kind: Kind,
