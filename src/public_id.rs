@@ -140,8 +140,9 @@ fn key(name: &str, version: Option<i32>) -> Rc<PublicKey> {
         let now = INVALIDATIONS.load(Relaxed);
         if cache.read_at != Some(now) {
             if !CALLBACK.swap(true, Relaxed) {
-                // SAFETY: registers a relcache callback for this backend's life (as citus.rs
-                // does); the function is a plain extern "C" function of this library.
+                // SAFETY: registers a relcache callback for this backend's life (as
+                // node/citus_group.rs does); the function is a plain extern "C" function of this
+                // library.
                 unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(invalidate), pg_sys::Datum::from(0)) };
             }
             cache.rings = read_rings()?;
