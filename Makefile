@@ -13,4 +13,4 @@ test:  ## every test layer, ending with "summary: N passed, N failed"
 bench: ## ratios against baselines measured in the same run
 	bash tests/bench/bench.sh
 package: ## postgresql-N-pg-idgen_<version>_<arch>.deb for PG=N (tools/package.sh)
-	bash -c 'source tests/lib.sh && ensure_deps && bash tools/package.sh --pg-config "$$PG_CONFIG"'
+	bash -c 'source tests/helpers/lib.sh && ensure_deps && bash tools/package.sh --pg-config "$$PG_CONFIG"'

@@ -5,7 +5,7 @@
 #      #[pg_test]s (cargo pgrx test, as the postgres user)
 #   3. golden SQL tests              (pg_regress against a cluster started here)
 #   4. system tests                  (tests/system/*.sh: many sessions, clock steps, kill -9, ...)
-# PG=16, 17 or 18 runs it against that PostgreSQL (tests/pg_versions.sh); SYSTEM_TESTS="a b" runs
+# PG=16, 17 or 18 runs it against that PostgreSQL (tests/helpers/pg_versions.sh); SYSTEM_TESTS="a b" runs
 # only those system tests (tests/system/a.sh, b.sh).
 passed=0
 failed=0
@@ -15,7 +15,7 @@ skips=()
 # Setup (Debian packages, cargo-pgrx, fetching or building this PostgreSQL, building pg_idgen)
 # runs under `set -e`: a step that fails stops the run. The closing lines still come, naming it,
 # so the summary never goes missing and CI's tail says what broke.
-stage="setup: PostgreSQL ${PG:-15} (tests/pg_versions.sh)"
+stage="setup: PostgreSQL ${PG:-15} (tests/helpers/pg_versions.sh)"
 closed=
 close_run() {
   local status=$?
@@ -27,7 +27,7 @@ close_run() {
   echo "summary: $passed passed, $((failed + 1)) failed, $skipped skipped"
 }
 trap close_run EXIT
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/helpers/lib.sh"
 cd "$REPO"
 
 record() { # record NAME STATUS: 0 passed, 77 skipped (its reason in SKIP_REASON), else failed

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The run command: build, install, start a throwaway cluster with pg_idgen preloaded, show what
 # it does in psql, and say how to connect and how to stop. Safe to run again (it starts over).
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/helpers/lib.sh"
 
 PORT=${PG_IDGEN_PORT:-5499}
 ensure_deps

@@ -6,7 +6,7 @@
 #
 #   tools/package.sh --pg-config PATH [--out DIR]    build against that PostgreSQL's headers
 #   make package PG=N                               the same for PostgreSQL N (15 to 19),
-#                                                   fetched as the tests do (tests/pg_versions.sh)
+#                                                   fetched as the tests do (tests/helpers/pg_versions.sh)
 #
 # Writes DIR/postgresql-N-pg-idgen_<version>_<arch>.deb (DIR: target/debian) and prints its path.
 # Install it with `apt install ./postgresql-N-pg-idgen_<version>_<arch>.deb`, then preload it

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sourced by every script that builds (tests/lib.sh, tools/install.sh, tools/package.sh): a Rust
+# Sourced by every script that builds (tests/helpers/lib.sh, tools/install.sh, tools/package.sh): a Rust
 # new enough for pg_idgen, chosen before any long step starts.
 #
 # pg_idgen needs the Rust of Cargo.toml's `rust-version` (1.96: pgrx 0.19.3 needs it). When the

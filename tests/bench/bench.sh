@@ -8,7 +8,7 @@
 #   per row (tests/bench/baseline.sh; with BASELINE set, the default parts include it)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
 PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
@@ -258,7 +258,7 @@ if part citus; then
   # Citus (issue 20): INSERTs into a distributed table through the coordinator, the key's DEFAULT
   # snowflake_next() against Citus's own bigserial, pgbench at 8 and 32 clients, ROUNDS (3)
   # interleaved rounds: median and spread of the tps, ratio taken round by round.
-  source "$REPO/tests/citus.sh"
+  source "$REPO/tests/helpers/citus.sh"
   printf '\n## Citus %s: a coordinator and two workers, INSERT into a distributed table\n' "$CITUS_VERSION"
   if citus_ensure; then
     CC=26464

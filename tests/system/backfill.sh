@@ -8,7 +8,7 @@
 # standby; then every refusal with its SQLSTATE, and privileges.
 # (Controls run by hand on a build without the counter write of segment/backfill_counters.rs: the
 # checks of distinct IDs fail.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 A=26416 B=26417 S=26418 C=26419
 trap 'for c in bf_a bf_b bf_s bf_c; do cluster_stop $c immediate 2>/dev/null || true; done' EXIT
 out=$(mktemp -d)

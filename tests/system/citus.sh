@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pg_idgen as the ID source of a Citus cluster (Citus 13.2 built from $IDGEN_VENDOR_DIR by
-# tests/citus.sh): a coordinator and two workers on loopback ports, each preloading citus,pg_idgen
+# tests/helpers/citus.sh): a coordinator and two workers on loopback ports, each preloading citus,pg_idgen
 # with idgen.worker_id_source = citus (the node's Citus group id is its worker id). Every check
 # looks for repeats among all rows, and checks that the worker id inside each ID names the node
 # that made it (a column filled by the same INSERT on the same node):
@@ -17,8 +17,8 @@
 #   - docs/citus.md's SQL, as written but for the addresses, in a database of its own.
 # Skipped (exit 77, counted as skipped), saying why, without Citus's source in IDGEN_VENDOR_DIR or
 # on PostgreSQL 18.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-source "$REPO/tests/citus.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
+source "$REPO/tests/helpers/citus.sh"
 citus_ensure || exit 77
 C=26460
 W1=26461

@@ -6,8 +6,8 @@
 #   - Hibernate: an IdentifierGenerator on idgen.segment_alloc hands out 120 distinct ids from
 #     whole committed ranges (3 ranges of step 50).
 # Skipped, saying why, when the packages cannot be installed.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
 PORT=26452
 PKGS=(libpostgresql-jdbc-java libhibernate3-java libjavassist-java)
 command -v javac >/dev/null || PKGS+=(default-jdk-headless)

@@ -13,8 +13,8 @@
 # comparison fails there, as it must). Prisma is not tried: its `prisma generate` downloads a
 # schema engine from binaries.prisma.sh, which no registry carries.
 # Skipped, saying why, when Node.js is missing or the npm registry cannot be reached.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
 PORT=26449
 JS_PORT=26450
 NODE_DIR=/var/tmp/pg_idgen_clients/node

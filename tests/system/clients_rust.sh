@@ -4,8 +4,8 @@
 # without a key: the i64 keys from RETURNING id equal the table's, distinct, all Snowflake IDs
 # above 2^53 (so a JavaScript number could not hold them, and Rust's i64 does).
 # Skipped, saying why, when the crates cannot be fetched.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
-source "$(dirname "${BASH_SOURCE[0]}")/../clients.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
 PORT=26488
 TARGET="$WORK/rust-example-target"
 cd "$REPO"

@@ -4,7 +4,7 @@
 #   - the clock steps back 1 h: snowflake_next() fails (55000) rather than repeat, then recovers;
 #   - kill -9 of a backend mid-run: after the crash restart, every new ID is above every old one;
 #   - immediate stop, clock 30 s back, start: every new ID is above every old one.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26392
 CLOCK="$WORK/clock_and_crash.faketime"
 echo "+0" | as_pg tee "$CLOCK" >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/guarantees.md, guarantee 1: 8 sessions x 500k IDs at once on one node, all unique, each session's IDs
 # strictly increasing; a parallel query's workers share the same generator.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26391
 SESSIONS=${SESSIONS:-8}
 PER=${PER:-500000}

@@ -14,7 +14,7 @@
 #     is (and said so), a numeric(10,0) key is refused without widen, an integer key's dry run
 #     lists the plan with a warning instead of stopping;
 #   - pg_dump / pg_restore of the converted schema restores, and the restored tables take rows.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26448
 cluster_init convert $PORT
 cluster_start convert

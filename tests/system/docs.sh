@@ -11,7 +11,7 @@
 #     function's volatility), and must fail there.
 # (The relative links of every Markdown file are checked without a server, by
 # tools/check_links.py, a step of the test command on PostgreSQL 15.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26486
 fails() { ! "$@" >/dev/null; }
 trap 'cluster_stop docs immediate; cluster_stop docs_one immediate' EXIT

@@ -12,7 +12,7 @@
 # idgen_admin, not a superuser) and a superuser then do their ordinary work: segment_create of the
 # type Eve's column uses, convert_schema_to_snowflake of her schema (a dry run, as its default),
 # and convert_to_snowflake of her table. Her code may run as Eve, or not at all; never as them.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26473
 cluster_init hostile $PORT "idgen.worker_id = 9"
 cluster_start hostile

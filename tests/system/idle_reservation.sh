@@ -13,7 +13,7 @@
 # out, the control), so a step of the clock cannot be shown to it.)
 # (The model of the mark covers the renewal, crates/core/src/models/mark.rs: its control, a
 # renewal that publishes its ticks without their record, repeats an ID.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26420
 trap 'cluster_stop idle immediate' EXIT
 start() { cluster_start idle; }

@@ -5,7 +5,7 @@
 # sessions and the workers busy, a different build (debug) installed under them, then the release
 # build again; the server stays up and serves IDs throughout, and loads the new build on restart.
 # idgen-test: alone (it installs a debug build over the one every other test loads)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26439
 LIB="$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"
 cluster_init live $PORT "idgen.worker_id = 3"

@@ -8,7 +8,7 @@
 #     crash, and going back to the last layout works again;
 #   - the control: with the history file deleted, the same change hands out IDs below old ones;
 #   - a damaged mark or history file disables Snowflake IDs with a clear ERROR.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26413
 cluster_init layout $PORT
 trap 'cluster_stop layout immediate' EXIT

@@ -13,7 +13,7 @@
 # 10 s step ahead makes the lease look expired, and after the 20 s step back the node goes on
 # making IDs for 20 s with the coordinator gone: 5 checks failed. Until the lease ceiling, the node
 # went on making IDs 10 s ahead, beyond what its successor's start_after covers.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26414
 COORD=26415
 TTL_S=3

@@ -9,7 +9,7 @@
 # heartbeat plus the ttl (core::lease::ceiling_ms), which the coordinator's start_after covers.
 # (Control, run by hand: with the cap removed from snowflake.rs take(), A's batches run up to
 # 58.6 s past the stall and all 20,000 of B's first IDs were IDs A had made: 4 checks fail.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 COORD=26430
 A=26431
 B=26432

@@ -12,7 +12,7 @@
 # while: it must get none while A holds it, and no ID of B may repeat one of A. (Before 0.2.5 the release without a lease number
 # went through; B then leased worker id 0 while A went on until its next heartbeat, and millions
 # of IDs repeated.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 COORD=26470
 A=26471
 B=26472

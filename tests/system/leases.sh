@@ -10,7 +10,7 @@
 #   - 100 ids being claimed by acquirers slow to commit: the next acquirer skips them;
 #   - a holder killed without release: its id comes back only after ttl + grace, and the next
 #     holder is told to start after the killed holder's last reported time.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26400
 OUT="$WORK/leases.out"
 cluster_init leases $PORT "max_connections = 120" "idgen.worker_lease_grace = '1s'"

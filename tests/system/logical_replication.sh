@@ -18,7 +18,7 @@
 # of snowflake_start_after: B's IDs repeat A's, the apply worker stops on "conflict detected ...
 # insert_exists", and "B applied everything A wrote" fails.)
 # idgen-test: alone (it builds pg_idgen for two majors)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 A=26423
 B=26424
 C=26425

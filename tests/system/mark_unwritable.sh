@@ -8,7 +8,7 @@
 # server restarted, IDs go on above all earlier ones.
 # (Control, run by hand on the code before the fix: recovery stops with that FATAL, the server
 # stays down, and six checks fail.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26434
 dir=$(cluster_dir mu_node)
 trap 'rmdir "$dir/pg_idgen.mark.tmp" 2>/dev/null || true; cluster_stop mu_node immediate' EXIT

@@ -13,7 +13,7 @@
 # (Controls, run by hand: with the threshold of IdgenDriftNearMaxDrift at 0.9 instead of 0.8,
 # promtool test rules fails; with the GRANTs to pg_monitor taken out of the install script, the
 # first checks fail with "permission denied for view segment_status".)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 NODE=26493 COORD=26494 LNODE=26495 PGX1=26496 PGX2=26497 SQLX=26498 PROM=26499 PGX3=26489
 OUT="$WORK/monitoring"
 CLOCK="$OUT/clock.faketime"

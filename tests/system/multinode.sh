@@ -11,7 +11,7 @@
 #   - B is killed (immediate stop, no release): its worker id goes to the next holder only after
 #     ttl + grace, and that holder starts after B's last ID;
 #   - the time a node takes to get its lease at start.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 COORD=26401
 A=26402
 B=26403

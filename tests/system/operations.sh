@@ -13,7 +13,7 @@
 #     refused, and INSERTs took keys the old server had made); idgen's other rows need an
 #     administrator; the paths our messages point to (restore them, or create the type again)
 #     repeat no ID.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 A=26409
 B=26410
 P=26411

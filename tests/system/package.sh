@@ -4,7 +4,7 @@
 # would (apt install ./file.deb, after removing the source install), the golden files run against
 # it, and it is removed again; the source install is put back whatever happens.
 # idgen-test: alone (it removes the source install and installs the package in its place)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26445
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -1)
 arch=$(dpkg --print-architecture)

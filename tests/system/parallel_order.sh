@@ -7,7 +7,7 @@
 # (Control, run by hand: with the functions declared PARALLEL SAFE again, as they were up to
 # 0.2.4, the plan computes them in the workers and every column is out of order: 6 of
 # the 7 checks fail.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26474
 trap 'cluster_stop parallel immediate' EXIT
 cluster_init parallel $P "max_worker_processes = 16" "max_parallel_workers = 8"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pg_upgrade never leads to a repeated ID (docs/guarantees.md, guarantee 3), from PostgreSQL 18 to 19 (both
-# provided by this repository, tests/pg_versions.sh; whatever PG the run tests). The node also
+# provided by this repository, tests/helpers/pg_versions.sh; whatever PG the run tests). The node also
 # makes IDs at a past time (backfill counters) and public IDs: after the upgrade, backfills at the
 # same instant repeat none of the old ones and the old public IDs decode to the same keys. A js_safe_s node
 # (4,096 IDs a second) with idgen.max_drift = 300s ran about 98 s ahead of its clock; it is
@@ -21,7 +21,7 @@
 # the new node's max_drift, 7 checks of part 1 fail: the new database's IDs and the recipe's are at
 # or below the old ones.)
 # idgen-test: alone (it builds pg_idgen for two more majors: two cores of compiling)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 OLD=26437
 NEW=26438
 OLD_MAJOR=18

@@ -5,7 +5,7 @@
 # IDs, as PostgreSQL's own sequences would be; idgen.segment_advance(margin) moves every type past
 # them, also when a caller had made the node cache ranges before the remedy, and Snowflake IDs are
 # above them anyway (time moved on).
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26440
 R=26441
 ARCH="$WORK/pitr.archive"

@@ -15,7 +15,7 @@
 #    found); the trusted time is taken although it is more than max_drift ahead of the
 #    replacement's clock (before the fix: refused, 22023, leaving no safe path), with a WARNING;
 #    IDs are refused while the clock is behind, and once it is fixed none repeats.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26476
 R=26477
 trap 'cluster_stop rp_dead immediate; cluster_stop rp_new immediate' EXIT

@@ -4,7 +4,7 @@
 # toolchain that is new enough, or stop before anything long starts, saying what to install.
 # Machines are stood in for by a fake `rustc` and `rustup` on PATH that report the toolchains a
 # scenario has; a fake `cargo` (and `apt-get`, `pip3`, `curl`) records that it was started.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 need=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml")
 check "Cargo.toml says which Rust it needs ($need)" grep -qE '^[0-9]+\.[0-9]+' <<<"$need"
 

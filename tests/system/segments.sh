@@ -14,7 +14,7 @@
 #   - 12 databases at once with room for 2 allocators: callers wait for a worker slot;
 #   - a single-user server, which runs no allocator, refuses at once;
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26396
 A=26397
 B=26398

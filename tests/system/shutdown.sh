@@ -10,7 +10,7 @@
 # the same as theirs, src/pg/worker_loop.rs.)
 # Control, run on the build before the fix: both stops failed (pg_ctl: server does not shut down,
 # after 60 s).
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 MUTE=26427
 NODE=26428
 trap 'kill "$mute" 2>/dev/null || true; cluster_stop sd_lease immediate; cluster_stop sd_node immediate' EXIT
@@ -64,4 +64,4 @@ check "a fast stop while the reservation renewer waits for a missing synchronous
 check "... and the renewer said why it stopped waiting" grep -q \
   "could not renew the Snowflake reservation: the server is shutting down" "$(cluster_dir sd_node)/server.log"
 
-exit $FAILS
+finish

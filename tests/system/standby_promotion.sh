@@ -4,7 +4,7 @@
 # even though the standby's clock is 30 s behind and the primary issued IDs after the base backup
 # (only the WAL-logged mark can tell the standby about those). The same for UUIDv7s, whose stream
 # shares the mark.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26394
 S=26395
 CLOCK="$WORK/standby.faketime"

@@ -8,7 +8,7 @@
 # ID it makes is above every ID the old primary handed out.
 # (Control, run by hand on the code before the fix: the primary handed out 6,800 IDs of each kind
 # after the cut, and 4 checks fail, with 4,300 Snowflake IDs made twice.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26435
 S=26436
 CLOCK="$WORK/sync_standby.faketime"

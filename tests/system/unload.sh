@@ -3,7 +3,7 @@
 # pg_idgen). After a crash with IDs made since the last checkpoint, a server without the library
 # cannot replay pg_idgen's WAL records: it stops with the exact message docs/install.md quotes. The
 # way out it gives: preload again, start (recovery finishes), CHECKPOINT, clean stop, remove.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26443
 cluster_init unload $PORT
 cluster_start unload

@@ -7,7 +7,7 @@
 #   - the upgraded extension is the same, object for object, as a fresh install of the new
 #     version: members, function definitions, views, columns (with their comments), constraints,
 #     indexes, comments, privileges and the tables pg_dump keeps.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26408
 EXTDIR="$("$PG_CONFIG" --sharedir)/extension"
 NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)

@@ -13,7 +13,7 @@
 #     variant, top 48 bits) and, from PyPI, uuid-utils (a UUIDv7 implementation) and python-ulid
 #     (the ULID spelling); the PyPI part is skipped, saying why, when PyPI cannot be reached; on
 #     PostgreSQL 18, its own uuid_extract_timestamp() and uuidv7() against ours.
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=26454
 CLOCK="$WORK/uuidv7.faketime"
 VENV=/var/tmp/pg_idgen_clients/uuid

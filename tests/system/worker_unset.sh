@@ -9,7 +9,7 @@
 # citus, so it is not tried here.)
 # (Control, run by hand on the build before: no WARNING, problem NULL, and both refusals are
 # IDs of worker 0: 6 checks fail.)
-source "$(dirname "${BASH_SOURCE[0]}")/../assert.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 P=26475
 trap 'cluster_stop unset immediate' EXIT
 cluster_init unset $P "wal_level = logical"

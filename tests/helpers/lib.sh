@@ -3,7 +3,7 @@
 # PostgreSQL 15 clusters run as the postgres user (initdb refuses root).
 set -euo pipefail
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # The builds a run may start (PostgreSQL 17, Citus, the benchmark's peers) each run make of their
 # own. Started from `make test`, they would inherit MAKELEVEL and MAKEFLAGS and take themselves for
 # sub-makes: PostgreSQL's Makefile.global then skips generating its headers (utils/errcodes.h) and
@@ -20,8 +20,8 @@ SUDO=""
 # A Rust new enough (tools/rust_toolchain.sh), checked before anything long starts.
 source "$REPO/tools/rust_toolchain.sh"
 use_new_enough_rust
-# The PostgreSQL to build for and test against: PG=15 (default) to 19 (tests/pg_versions.sh).
-source "$REPO/tests/pg_versions.sh"
+# The PostgreSQL to build for and test against: PG=15 (default) to 19 (tests/helpers/pg_versions.sh).
+source "$REPO/tests/helpers/pg_versions.sh"
 # pgrx_home_for MAJOR PG_CONFIG: prints the PGRX_HOME to build for that PostgreSQL with; cargo-pgrx
 # finds each PostgreSQL through its config.toml, so versions other than 15 get one of their own.
 pgrx_home_for() {
