@@ -44,7 +44,7 @@ impl BackendGenerator {
     /// is none (the first call of the backend, or a reload changed the settings): then the
     /// caller's full path calls `with`, which makes it. Never raises or panics.
     #[inline(always)]
-    pub fn with_made<R>(
+    pub(super) fn with_made<R>(
         &self,
         settings: ClockSettings,
         f: impl FnOnce(&Generator) -> R,

@@ -43,7 +43,7 @@ pub fn check_layout_accepted(shared: &Shared) {
 }
 
 /// The ERROR for a generator failure of a stream, its refusal counted.
-pub fn to_id_error(e: GenError, g: &Generator, stream: Kind) -> IdError {
+pub(super) fn to_id_error(e: GenError, g: &Generator, stream: Kind) -> IdError {
     let reason = match e {
         GenError::ClockBehind { .. } => Some(Reason::ClockBehind),
         GenError::SequenceExhausted { .. } => Some(Reason::SequenceExhausted),
@@ -101,7 +101,7 @@ pub fn to_id_error(e: GenError, g: &Generator, stream: Kind) -> IdError {
 }
 
 /// The WARNING for a step back of the system clock that the generator rode out.
-pub fn warn_step(step: BackwardStep, stream: Kind) {
+pub(super) fn warn_step(step: BackwardStep, stream: Kind) {
     let kind = stream.ids();
     IdError::new(
         PgSqlErrorCode::ERRCODE_WARNING,
@@ -117,6 +117,6 @@ pub fn warn_step(step: BackwardStep, stream: Kind) {
 /// True when `check_can_generate` and the origin check would pass without asking PostgreSQL
 /// anything (this backend passed them before): what the per-row fast paths check.
 #[inline(always)]
-pub fn can_generate_now(shared: &Shared) -> bool {
+pub(super) fn can_generate_now(shared: &Shared) -> bool {
     known_primary() && shared.mark_error.is_empty() && super::origin_check::checked()
 }

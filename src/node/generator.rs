@@ -68,7 +68,7 @@ pub fn init() {
 }
 
 /// Message IDs' clock: 42 bits of milliseconds from 1970 and 12 bits of sequence.
-pub fn msgid_layout() -> &'static Layout {
+pub(super) fn msgid_layout() -> &'static Layout {
     static LAYOUT: OnceCell<Layout> = OnceCell::new();
     LAYOUT.get_or_init(|| {
         Layout::parse(pg_idgen_core::msgid::LAYOUT_SPEC).expect("the message-ID layout is valid")
@@ -86,7 +86,7 @@ pub fn uuidv7_layout() -> &'static Layout {
 /// A generator for a stream of fixed layout (message IDs, UUIDv7s) under the node's clock
 /// settings. The rollback flag is a Snowflake layout bit these formats do not have, so under
 /// that policy they wait instead.
-pub fn fixed_layout_generator(
+pub(super) fn fixed_layout_generator(
     layout: &Layout,
     settings: ClockSettings,
 ) -> Result<Generator, ConfigError> {

@@ -147,7 +147,7 @@ fn prepared(h: &'static Header) -> &'static [Prepared] {
 /// transaction holds the stream (now, or from an earlier ID). False, having published nothing,
 /// when this backend is not set up yet: the caller goes its full path, which calls `hold`.
 #[inline(always)]
-pub fn hold_fast(stream: Ordered, st: &GeneratorState) -> bool {
+pub(super) fn hold_fast(stream: Ordered, st: &GeneratorState) -> bool {
     let held = HELD.load(Relaxed);
     let bit = 1u8 << stream as u8;
     if held & bit != 0 {

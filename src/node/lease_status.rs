@@ -57,7 +57,7 @@ pub struct LeaseStatus {
 
 impl LeaseStatus {
     /// Called at every shared-memory initialisation (the block is zeroed before).
-    pub fn reset(&self) {
+    pub(super) fn reset(&self) {
         self.worker_id.store(-1, Relaxed);
         self.start_after_ms.store(i64::MIN, Relaxed);
         self.first_lease_ms.store(-1, Relaxed);
@@ -105,7 +105,7 @@ pub fn keeper_error(st: &LeaseStatus) -> Option<String> {
 }
 
 /// The ERROR for a Snowflake ID that cannot be made because the lease is missing or lapsed.
-pub fn lease_fault_error(fault: LeaseFault, status: &LeaseStatus) -> IdError {
+pub(super) fn lease_fault_error(fault: LeaseFault, status: &LeaseStatus) -> IdError {
     let why = keeper_error(status)
         .map(|e| format!("The lease keeper reports: {e}"))
         .unwrap_or_else(|| "The lease keeper has not reported an error.".into());

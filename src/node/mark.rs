@@ -19,7 +19,7 @@ use pg_idgen_core::mark::{Mark, Stopped};
 /// (re)initialisation, i.e. at start and after a crash. After a clean stop the mark holds the
 /// exact last counters and counting resumes right after them; otherwise (a crash) after the
 /// reservation, the only bound known.
-pub fn restore_from_mark(shared: &Shared) {
+pub(super) fn restore_from_mark(shared: &Shared) {
     let g = node();
     let dir = data_dir();
     let mark = match Mark::load(&dir) {
@@ -118,7 +118,7 @@ pub(super) fn store_mark(mark: Mark, dir: &Path) -> Result<(), String> {
 /// clean restart costs no availability whatever the reservation window, unit or clock policy.
 /// Not when the mark could not be read or written (the state is not the node's), nor under a
 /// refused layout (the Snowflake counter is in the units of a layout the node did not use).
-pub fn record_stop(shared: &Shared) {
+pub(super) fn record_stop(shared: &Shared) {
     if shared.mark_error().is_some() || shared.layout_error().is_some() {
         return;
     }
@@ -187,7 +187,7 @@ fn check_layout_history(
 /// recovery, and with it the whole server: when the mark file cannot be written, the shared
 /// state did move up, and generation stays off until the file is repaired and the server
 /// restarted (docs/guarantees.md, guarantee 3).
-pub fn replay_mark(reserved_until_ms: i64) {
+pub(super) fn replay_mark(reserved_until_ms: i64) {
     if let Err(e) = apply_replayed_mark(reserved_until_ms) {
         let msg = format!("a mark replayed from the WAL could not be written: {e}");
         shared::shared().set_mark_error(&msg);
@@ -198,7 +198,7 @@ pub fn replay_mark(reserved_until_ms: i64) {
 /// Applies a mark record replayed from the WAL (a standby, or crash recovery): the shared state
 /// and the local mark file move up to it, never down. The shared state moves first, so a file
 /// that cannot be written still leaves this server's own generators above the record.
-pub fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
+pub(super) fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
     let shared = shared::shared();
     for s in streams(shared) {
         s.raise_past_ms(reserved_until_ms - 1);

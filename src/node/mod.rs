@@ -7,15 +7,15 @@
 //! (`snowflake.rs`, `msgid.rs`, `uuidv7.rs`, ...) are thin layers on it, and take their IDs
 //! through its front door, `take`.
 
-pub mod backend_generator;
+mod backend_generator;
 pub mod backfill_homes;
 pub mod checks;
-pub mod citus_group;
-pub mod clock;
+mod citus_group;
+mod clock;
 pub mod generator;
 pub mod horizon;
 pub mod lease_status;
-pub mod mark;
+mod mark;
 pub mod origin_check;
 pub mod origins;
 pub mod refusals;
@@ -24,7 +24,7 @@ pub mod reservation;
 pub mod shared;
 pub mod streams;
 pub mod take;
-pub mod wal;
+mod wal;
 pub mod worker_unset;
 
 /// Sets up the node while preloading: its generator from the settings (refusing to start the

@@ -58,7 +58,11 @@ pub fn system_identifier() -> i64 {
 /// (`mark`: whether there is one, and which system wrote it): updates the record (pg_upgrade
 /// without a mark; a mark copied in from the old system) and publishes it. An error leaves the
 /// state as it was; the caller disables the generators.
-pub fn on_start(state: &OriginsState, dir: &Path, mark: Option<Option<i64>>) -> Result<(), String> {
+pub(super) fn on_start(
+    state: &OriginsState,
+    dir: &Path,
+    mark: Option<Option<i64>>,
+) -> Result<(), String> {
     let record = Origins::load(dir)?;
     let start = Start {
         // SAFETY: a flag the postmaster sets from its command line (-b) before loading libraries.
@@ -88,7 +92,7 @@ pub fn on_start(state: &OriginsState, dir: &Path, mark: Option<Option<i64>>) -> 
 /// before it returns. The systems a database names are not added to `past`: the time may bound
 /// only that database's IDs. `lock` serialises the writers of the node's files (the reservation
 /// lock).
-pub fn moved_past_upgrade(
+pub(super) fn moved_past_upgrade(
     state: &OriginsState,
     dir: &Path,
     lock: *mut pg_sys::LWLock,

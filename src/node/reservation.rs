@@ -89,7 +89,7 @@ pub struct Seen {
 /// themselves; run by the background worker. A stream is renewed while it makes IDs, and for
 /// `idgen.reserve_idle` after its last one, so that the first ID after a pause finds its tick
 /// reserved. Returns true if it wrote.
-pub fn renew_reservations(
+pub(super) fn renew_reservations(
     seen: &mut [Seen; 3],
     stop: &dyn Fn() -> Option<String>,
 ) -> Result<bool, String> {

@@ -96,17 +96,17 @@ pub fn shared() -> &'static Shared {
 }
 
 /// The LWLock that serialises durable reservations of the mark.
-pub fn reserve_lock() -> *mut pg_sys::LWLock {
+pub(super) fn reserve_lock() -> *mut pg_sys::LWLock {
     // SAFETY: LOCKS points at the block's one padded lock, set up at startup.
     unsafe { &raw mut (*LOCKS).lock }
 }
 
 impl Shared {
-    pub fn set_mark_error(&self, msg: &str) {
+    pub(super) fn set_mark_error(&self, msg: &str) {
         self.mark_error.set(msg);
     }
 
-    pub fn set_layout_error(&self, msg: &str) {
+    pub(super) fn set_layout_error(&self, msg: &str) {
         self.layout_error.set(msg);
     }
 

@@ -23,7 +23,7 @@ pub struct Stream<'a> {
 
 impl Stream<'_> {
     /// Raises the stream so that its next IDs lie in ticks after the one holding `ms`.
-    pub fn raise_past_ms(&self, ms: i64) {
+    pub(super) fn raise_past_ms(&self, ms: i64) {
         if let Some(tick) = self.layout.tick_of_ms(ms) {
             self.state.raise_floor(tick, self.seq_bits);
         }

@@ -41,7 +41,7 @@ pub fn register() {
 }
 
 /// Writes and flushes a mark record; returns its position once it is durable in the local WAL.
-pub fn log_mark(reserved_until_ms: i64) -> u64 {
+pub(super) fn log_mark(reserved_until_ms: i64) -> u64 {
     let mut bytes = reserved_until_ms.to_le_bytes();
     // SAFETY: the standard XLogBeginInsert / XLogRegisterData / XLogInsert sequence; `bytes`
     // lives until XLogInsert has copied it.

@@ -21,7 +21,7 @@ use pgrx::pg_sys;
 static CHECKED: AtomicBool = AtomicBool::new(false);
 
 /// The node's worker id is `idgen.worker_id`'s built-in default.
-pub fn worker_id_unset() -> bool {
+pub(super) fn worker_id_unset() -> bool {
     !gucs::lease_mode() && !gucs::citus_mode() && crate::pg::setting_is_default(c"idgen.worker_id")
 }
 
