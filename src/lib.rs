@@ -6,6 +6,7 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
+mod allocator;
 mod backfill;
 mod codec;
 mod decode;
@@ -54,7 +55,9 @@ pub extern "C-unwind" fn _PG_init() {
     if let Some(w) = node::worker_unset::unset_warning() {
         pgrx::warning!("pg_idgen: {w}; set idgen.worker_id (0 too, explicitly) in postgresql.conf");
     }
+    allocator::init();
     segment::init();
+    backfill::init();
     lease::keeper::register();
     roles::init();
 }

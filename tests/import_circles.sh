@@ -1,14 +1,36 @@
 #!/usr/bin/env bash
-# No import circle between the files of either crate, and no import up a floor of the extension
-# (tools/module_graph.py --floors): imports point down,
-# from the SQL surfaces to node/ and pg/, and to the core crate. A circle fails the test command
-# and is printed.
+# No import circle between the files of either crate, no import up a floor of the extension and
+# none from one SQL surface to another (tools/module_graph.py --floors): imports point down, from
+# the SQL surfaces to the allocator, node/ and pg/, and to the core crate. A circle fails the test
+# command and is printed. Controls, on a copy of src/: an import from one surface to another
+# (msgid.rs naming uuidv7.rs) and one up a floor (the allocator naming segment/) must each fail
+# the check, by name.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if out=$(python3 tools/module_graph.py --floors src crates/core/src); then
   sed 's/^/  ok: /' <<<"$out"
 else
-  echo "  FAIL: import circles or imports up a floor:"
+  echo "  FAIL: import circles, imports up a floor or between SQL surfaces:"
   sed 's/^/    /' <<<"$out"
   exit 1
 fi
+copy=$(mktemp -d)
+trap 'rm -rf "$copy"' EXIT
+control() { # control WHAT FILE LINE EXPECTED: FILE given LINE must fail the check with EXPECTED
+  rm -rf "$copy/src" && cp -r src "$copy/src" && echo "$3" >>"$copy/src/$2"
+  local got
+  if got=$(python3 tools/module_graph.py --floors "$copy/src"); then
+    echo "  FAIL: control: $1 passed the check"
+    return 1
+  elif grep -q "$4" <<<"$got"; then
+    echo "  ok: control: $1 fails the check"
+  else
+    echo "  FAIL: control: $1 failed, but not by naming '$4':"
+    sed 's/^/    /' <<<"$got"
+    return 1
+  fi
+}
+control "an import between SQL surfaces" msgid.rs "use crate::uuidv7::uuidv7_next_batch;" \
+  "msgid.rs (msgid) -> uuidv7.rs (uuidv7)" || exit 1
+control "an import up a floor" allocator/mod.rs "use crate::segment::init as _;" \
+  "allocator/mod.rs (allocator/) -> segment/mod.rs (SQL surfaces)" || exit 1

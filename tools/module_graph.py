@@ -12,9 +12,11 @@ crate root (lib.rs), which declares every module, is left out of the graph.
 Prints, per folder, the number of files and imports and every circle: a group of files that reach
 each other through imports (a strongly connected component of more than one file). `--edges` also
 prints every import, one `from -> to` a line. `--floors` also checks the floor plan of the
-extension's folder (FLOORS below): every import that points up a floor is printed. Exit status 1
-when any folder has a circle or, with `--floors`, an import up a floor; 2 on bad arguments; 0
-otherwise.
+extension's folder (FLOORS below): every import that points up a floor is printed, and every
+import from one SQL surface to another (a file or folder at the top of the folder: `segment/`,
+`backfill/`, `snowflake.rs`, ...), which share what they need through a floor below. Exit status
+1 when any folder has a circle or, with `--floors`, an import up a floor or between surfaces; 2 on
+bad arguments; 0 otherwise.
 
 Imports are meant to point down the floors (CONTRIBUTING.md, "Layout of the repository"): a circle always
 means some arrow points up.
@@ -23,18 +25,40 @@ import os
 import re
 import sys
 
-# The floors of the extension's folder, by path (the first match wins; the rest is floor 3, the
+# The floors of the extension's folder, by path (the first match wins; the rest is floor 4, the
 # SQL surfaces). gucs.rs, the typed getters of every setting, imports nothing and is read from
-# every floor, like pg/.
-FLOORS = [("lib.rs", 4), ("pg/", 1), ("gucs.rs", 1), ("node/", 2)]
-FLOOR_NAMES = {1: "pg/ plumbing", 2: "node/", 3: "SQL surfaces", 4: "lib.rs"}
+# every floor, like pg/. The allocator (commit before handing out) serves two surfaces, segments
+# and backfills. status.rs, the status views, reports on every subsystem, so it stands above the
+# surfaces it reads.
+FLOORS = [("lib.rs", 6), ("pg/", 1), ("gucs.rs", 1), ("node/", 2), ("allocator/", 3), ("status.rs", 5)]
+FLOOR_NAMES = {1: "pg/ plumbing", 2: "node/", 3: "allocator/", 4: "SQL surfaces", 5: "status views", 6: "lib.rs"}
+SURFACES = 4
 
 
 def floor_of(relpath):
     for prefix, floor in FLOORS:
         if relpath == prefix or (prefix.endswith("/") and relpath.startswith(prefix)):
             return floor
-    return 3
+    return SURFACES
+
+
+def surface_of(relpath):
+    """A SQL surface is a file or a folder at the top of the extension's folder."""
+    return relpath.split("/", 1)[0].removesuffix(".rs")
+
+
+def sideways(graph, files, src):
+    """Imports from a file of one SQL surface to a file of another, as `from -> to` lines."""
+    out = []
+    for a in sorted(graph):
+        na = name(a, files, src)
+        if floor_of(na) != SURFACES:
+            continue
+        for b in sorted(graph[a]):
+            nb = name(b, files, src)
+            if floor_of(nb) == SURFACES and surface_of(na) != surface_of(nb):
+                out.append(f"{na} ({surface_of(na)}) -> {nb} ({surface_of(nb)})")
+    return out
 
 
 def upward(graph, files, src):
@@ -230,6 +254,15 @@ def main(argv):
             print(f"{src}: {len(files)} files, {n_edges} imports, no circle")
         if floors and os.path.isdir(os.path.join(src, "pg")):
             up = upward(graph, files, src)
+            side = sideways(graph, files, src)
+            if side:
+                bad = 1
+                print(f"{src}: {len(side)} import(s) between SQL surfaces:")
+                for line in side:
+                    print("  " + line)
+            else:
+                n = len({surface_of(name(m, files, src)) for m in files if floor_of(name(m, files, src)) == SURFACES})
+                print(f"{src}: no import between SQL surfaces ({n} surfaces)")
             if up:
                 bad = 1
                 print(f"{src}: {len(up)} import(s) up a floor:")

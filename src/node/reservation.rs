@@ -147,7 +147,7 @@ fn renew_one(
 }
 
 /// Makes the durable mark cover `ms`, the time of an ID made outside the clock streams (an ID at
-/// a past time, src/backfill.rs): the layout history bounds the IDs of a layout by the mark, so a
+/// a past time, src/backfill/): the layout history bounds the IDs of a layout by the mark, so a
 /// later change of layout starts above this ID too.
 pub fn cover_ms(ms: i64) -> Result<(), String> {
     let shared = shared::shared();

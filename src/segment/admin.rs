@@ -142,7 +142,6 @@ mod idgen_internal {
     use pgrx::prelude::*;
 
     use crate::pg::time::ts_of_ms;
-    use crate::segment::allocator_worker;
     use crate::segment::backend::{cache_rows, forget};
 
     /// Called by the trigger `segments_moved` when a type's `max_id` moves. A move by anyone but
@@ -153,7 +152,7 @@ mod idgen_internal {
     /// and one committed before has its answer dropped (the slot's generation changed).
     #[pg_extern(volatile, parallel_unsafe)]
     fn segment_moved(biz_type: &str) {
-        if !allocator_worker::is_this_process() {
+        if !crate::allocator::is_this_process() {
             forget(biz_type);
         }
     }
@@ -169,7 +168,7 @@ mod idgen_internal {
             name!(start_failures, i64),
         ),
     > {
-        TableIterator::once(crate::segment::cache::allocator_usage())
+        TableIterator::once(crate::allocator::usage())
     }
 
     /// What this database's business types hold in the shared cache.

@@ -1,37 +1,28 @@
-//! One allocation round of the allocator worker (allocator_worker.rs): claim what this database's
-//! backends asked for, move each type's `max_id` (table.rs) and each backfill bucket's counter
-//! (backfill_counters.rs) in the worker's transaction, and once it has committed, publish the
-//! ranges and blocks to the slots and cells that wait for them.
+//! Segment ranges as a client of the allocator (src/allocator/): a round claims the refills that
+//! slots ask for and the whole ranges asked for in request cells, moves each type's `max_id`
+//! (table.rs) in the worker's transaction, and once that has committed, installs the ranges in
+//! the slots and cells that wait for them.
 
 use pgrx::prelude::*;
 
-use super::backfill_counters;
-use super::cache::{self, Key, RequestState};
+use super::cache::{self, Key};
 use super::table::{self, Locked};
+use crate::allocator::{Claim, Client, RequestState, Round};
 use crate::gucs;
 use crate::pg::time::now_us;
-use pg_idgen_core::segment::{next_step, plan_range, rate_floor, Fault, Range};
+use pg_idgen_core::segment::{next_step, plan_range, rate_floor, Fault, Range, Refill};
 
-/// Most items committed in one transaction.
-const BATCH: usize = 256;
+/// The allocator's client for segment ranges (registered by segment::init).
+pub static SEGMENTS: Segments = Segments;
 
-/// What one allocation came to.
-pub enum Outcome {
-    Range(Range, i64),
-    Fault(Fault),
-    /// The row is locked by another transaction (an admin's UPDATE, segment_drop): try later.
-    Locked,
-    /// Backfill blocks, per bucket asked for (None: the bucket is full), or a fault code.
-    Blocks(Result<Vec<Option<(u32, u32)>>, u32>),
-}
+pub struct Segments;
 
-/// What a backend asked for: a refill of its type's slot, a whole range in its request cell, or
-/// blocks of backfill counters in its backfill cell.
-pub enum Item {
+/// What a backend asked for: a refill of its type's slot, or a whole range in its request cell.
+#[derive(Clone, Copy)]
+enum Ask {
     Refill {
         slot: usize,
         generation: u64,
-        key: Key,
         prev_step: i64,
         /// µs since the last range was installed, and IDs handed out since.
         lasted_us: i64,
@@ -40,77 +31,112 @@ pub enum Item {
     Alloc {
         cell: usize,
         seq: u64,
-        key: Key,
-    },
-    /// Blocks of backfill counters for a backend of any database (backfill.rs).
-    Backfill {
-        cell: usize,
-        seq: u64,
-        stream: i32,
-        capacity: u32,
-        wants: Vec<(u64, u32)>,
     },
 }
 
-/// Claims what this database's backends asked for, up to [`BATCH`] items.
-pub fn collect(db: u32) -> Vec<Item> {
-    let mut items = Vec::new();
-    for (i, slot) in cache::slots().iter().enumerate() {
-        if items.len() >= BATCH {
-            return items;
-        }
-        let claimed = slot.with(|d| {
-            (d.in_use && d.key.db == db && d.state.claim()).then_some(Item::Refill {
-                slot: i,
-                generation: d.generation,
-                key: d.key,
-                prev_step: d.state.step,
-                lasted_us: now_us() - d.state.last_refill_us,
-                used: (d.state.issued - d.state.issued_at_refill) as i64,
-            })
-        });
-        items.extend(claimed);
-    }
-    for (i, cell) in cache::requests().iter().enumerate() {
-        if items.len() >= BATCH {
-            break;
-        }
-        let claimed = cell.with(|d| {
-            (d.state == RequestState::Pending && d.key.db == db).then(|| {
-                d.state = RequestState::Working;
-                Item::Alloc {
-                    cell: i,
-                    seq: d.seq,
-                    key: d.key,
-                }
-            })
-        });
-        items.extend(claimed);
-    }
-    for (i, cell) in cache::backfill_cells().iter().enumerate() {
-        if items.len() >= BATCH {
-            break;
-        }
-        let claimed = cell.with(|d| {
-            (d.state == RequestState::Pending && d.db == db).then(|| {
-                d.state = RequestState::Working;
-                (d.seq, d.stream, d.capacity, d.count as usize, d.items)
-            })
-        });
-        if let Some((seq, stream, capacity, count, asked)) = claimed {
-            items.push(Item::Backfill {
-                cell: i,
-                seq,
-                stream,
-                capacity,
-                wants: asked[..count.min(asked.len())]
-                    .iter()
-                    .map(|a| (a.bucket, a.want))
-                    .collect(),
+/// What one allocation came to.
+enum Outcome {
+    Range(Range, i64),
+    Fault(Fault),
+    /// The row is locked by another transaction (an admin's UPDATE, segment_drop): try later.
+    Locked,
+}
+
+struct SegmentClaim {
+    ask: Ask,
+    key: Key,
+    outcome: Outcome,
+}
+
+impl Client for Segments {
+    fn collect(&self, db: u32, room: usize) -> Vec<Box<dyn Claim>> {
+        let mut claims: Vec<Box<dyn Claim>> = Vec::new();
+        for (i, slot) in cache::slots().iter().enumerate() {
+            if claims.len() >= room {
+                return claims;
+            }
+            let claimed = slot.with(|d| {
+                (d.in_use && d.key.db == db && d.state.claim()).then_some((
+                    Ask::Refill {
+                        slot: i,
+                        generation: d.generation,
+                        prev_step: d.state.step,
+                        lasted_us: now_us() - d.state.last_refill_us,
+                        used: (d.state.issued - d.state.issued_at_refill) as i64,
+                    },
+                    d.key,
+                ))
             });
+            claims.extend(claimed.map(|(ask, key)| claim(ask, key)));
+        }
+        for (i, cell) in cache::requests().iter().enumerate() {
+            if claims.len() >= room {
+                break;
+            }
+            let claimed = cell.with(|d| {
+                (d.state == RequestState::Pending && d.key.db == db).then(|| {
+                    d.state = RequestState::Working;
+                    (
+                        Ask::Alloc {
+                            cell: i,
+                            seq: d.seq,
+                        },
+                        d.key,
+                    )
+                })
+            });
+            claims.extend(claimed.map(|(ask, key)| claim(ask, key)));
+        }
+        claims
+    }
+
+    fn fail_claimed(&self, db: u32) {
+        for slot in cache::slots() {
+            let failed = slot.with(|d| {
+                let mine = d.in_use && d.key.db == db && d.state.refill == Refill::InProgress;
+                if mine {
+                    d.state.fail(Fault::WorkerGone);
+                }
+                mine
+            });
+            if failed {
+                slot.broadcast();
+            }
+        }
+        for cell in cache::requests() {
+            let failed = cell.with(|d| {
+                let mine = d.state == RequestState::Working && d.key.db == db;
+                if mine {
+                    d.fault = Fault::WorkerGone as u32;
+                    d.state = RequestState::Done;
+                }
+                mine
+            });
+            if failed {
+                cell.broadcast();
+            }
         }
     }
-    items
+}
+
+fn claim(ask: Ask, key: Key) -> Box<dyn Claim> {
+    Box::new(SegmentClaim {
+        ask,
+        key,
+        outcome: Outcome::Locked,
+    })
+}
+
+impl Claim for SegmentClaim {
+    fn allocate(&mut self, round: &Round) {
+        self.outcome = allocate(&self.ask, &self.key, round.commit_latency_us);
+    }
+
+    fn publish(self: Box<Self>) -> bool {
+        let locked = matches!(self.outcome, Outcome::Locked);
+        publish(self.ask, self.outcome);
+        locked
+    }
 }
 
 /// An SPI failure that is not a PostgreSQL ERROR (those abort the worker's transaction on their
@@ -123,20 +149,7 @@ fn unreadable(name: &str, e: impl std::fmt::Display) -> Outcome {
 
 /// Moves one type's `max_id` forward inside the worker's transaction. The row is locked with
 /// SKIP LOCKED, so a row held by someone else's open transaction delays only its own type.
-pub fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
-    let key = match item {
-        Item::Refill { key, .. } | Item::Alloc { key, .. } => key,
-        Item::Backfill {
-            stream,
-            capacity,
-            wants,
-            ..
-        } => {
-            return Outcome::Blocks(Spi::connect_mut(|client| {
-                backfill_counters::reserve_blocks(client, *stream, *capacity, wants)
-            }))
-        }
-    };
+fn allocate(ask: &Ask, key: &Key, commit_latency_us: i64) -> Outcome {
     let name = key.name();
     Spi::connect_mut(|client| {
         let row = match table::lock_for_allocation(client, &name) {
@@ -147,8 +160,8 @@ pub fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
         };
         let (max_id, configured, delta, remainder) =
             (row.max_id, row.step, row.delta, row.remainder);
-        let step = match item {
-            Item::Refill {
+        let step = match *ask {
+            Ask::Refill {
                 prev_step,
                 lasted_us,
                 used,
@@ -156,17 +169,11 @@ pub fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
             } => {
                 let max_step = gucs::segment_max_step();
                 let target_ms = gucs::segment_step_target_ms();
-                let leaf = next_step(
-                    *prev_step,
-                    configured,
-                    max_step,
-                    lasted_us / 1000,
-                    target_ms,
-                );
+                let leaf = next_step(prev_step, configured, max_step, lasted_us / 1000, target_ms);
                 // Only once there is a previous range of this cache slot to measure.
-                let floor = if *prev_step > 0 && target_ms > 0 {
+                let floor = if prev_step > 0 && target_ms > 0 {
                     let percent = gucs::segment_prefetch_percent();
-                    rate_floor(*used, *lasted_us, refill_latency_us, percent).min(max_step)
+                    rate_floor(used, lasted_us, commit_latency_us, percent).min(max_step)
                 } else {
                     0
                 };
@@ -189,9 +196,9 @@ pub fn allocate(item: &Item, refill_latency_us: i64) -> Outcome {
 }
 
 /// Hands a committed outcome to the slot or request cell that asked for it, and wakes its waiters.
-pub fn publish(item: &Item, outcome: Outcome) {
-    match *item {
-        Item::Refill {
+fn publish(ask: Ask, outcome: Outcome) {
+    match ask {
+        Ask::Refill {
             slot, generation, ..
         } => {
             let s = &cache::slots()[slot];
@@ -203,12 +210,12 @@ pub fn publish(item: &Item, outcome: Outcome) {
                 match outcome {
                     Outcome::Range(range, step) => d.state.install(range, step, now_us()),
                     Outcome::Fault(f) => d.state.fail(f),
-                    Outcome::Locked | Outcome::Blocks(_) => d.state.unclaim(),
+                    Outcome::Locked => d.state.unclaim(),
                 }
             });
             s.broadcast();
         }
-        Item::Alloc { cell, seq, .. } => {
+        Ask::Alloc { cell, seq } => {
             let c = &cache::requests()[cell];
             c.with(|d| {
                 if d.seq != seq || d.state != RequestState::Working {
@@ -224,28 +231,8 @@ pub fn publish(item: &Item, outcome: Outcome) {
                         d.fault = f as u32;
                         d.state = RequestState::Done;
                     }
-                    Outcome::Locked | Outcome::Blocks(_) => d.state = RequestState::Pending,
+                    Outcome::Locked => d.state = RequestState::Pending,
                 }
-            });
-            c.broadcast();
-        }
-        Item::Backfill { cell, seq, .. } => {
-            let c = &cache::backfill_cells()[cell];
-            c.with(|d| {
-                if d.seq != seq || d.state != RequestState::Working {
-                    return;
-                }
-                match outcome {
-                    Outcome::Blocks(Ok(blocks)) => {
-                        for (item, block) in d.items.iter_mut().zip(blocks) {
-                            (item.first, item.len) = block.unwrap_or((0, 0));
-                        }
-                        d.fault = 0;
-                    }
-                    Outcome::Blocks(Err(code)) => d.fault = code,
-                    _ => d.fault = cache::FAULT_UNREADABLE,
-                }
-                d.state = RequestState::Done;
             });
             c.broadcast();
         }

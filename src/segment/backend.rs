@@ -1,19 +1,17 @@
 //! A backend's side of segment mode: it finds its type's slot in the shared cache once (and
 //! remembers it), takes IDs under the slot's spinlock, and when the cache is dry waits on the
-//! slot's condition variable for the allocator (allocator_worker.rs), which commits the next range
+//! slot's condition variable for the allocator (src/allocator/), which commits the next range
 //! before publishing it. Whole ranges for clients go through a request cell the same way. Also
 //! what the admin functions tell the cache (a type dropped or moved, a step changed).
 
+use pgrx::{pg_sys, PgSqlErrorCode};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::time::{Duration, Instant};
 
-use pgrx::{pg_sys, PgSqlErrorCode};
-
-use super::allocator_worker;
-use super::cache::{self, Key, Locked, RequestCell, RequestState};
+use super::cache::{self, Key};
 use super::errors::{segment_fault_error, timed_out, unknown_type};
 use super::table;
+use crate::allocator::{self, ask, await_answer, my_proc_number, Waiter};
 use crate::gucs;
 use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_ready, required, IdError};
@@ -75,20 +73,6 @@ fn refuse_on_standby() {
     );
 }
 
-/// A single-user server (postgres --single) runs no background worker, so no allocator: refuse at
-/// once rather than wait idgen.segment_wait_timeout for a worker slot that never comes.
-fn refuse_in_single_user() {
-    // SAFETY: a flag PostgreSQL sets once, at the start of the process.
-    if unsafe { !pg_sys::IsUnderPostmaster } {
-        IdError::new(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            "this needs pg_idgen's allocator background worker, which a single-user server does not run",
-        )
-        .hint("Call it once the server runs normally (pg_ctl start).")
-        .raise()
-    }
-}
-
 /// The slot of a business type, checking that the type exists on first use in this backend.
 fn resolve(key: &Key, name: &str) -> (usize, u64) {
     if let Some(hit) = SLOTS.with(|m| m.get(key.name_bytes()).copied()) {
@@ -107,50 +91,6 @@ fn resolve(key: &Key, name: &str) -> (usize, u64) {
     });
     SLOTS.with(|m| m.insert(key.name_bytes().to_vec(), found));
     found
-}
-
-/// Waits on a condition variable with a deadline; raises 55000 when it passes.
-struct Waiter {
-    prepared: bool,
-    deadline: Instant,
-}
-
-impl Waiter {
-    fn new() -> Waiter {
-        let ms = gucs::segment_wait_timeout_ms();
-        Waiter {
-            prepared: false,
-            deadline: Instant::now() + Duration::from_millis(ms),
-        }
-    }
-
-    /// The first call only prepares (the caller must look again before sleeping, or it could
-    /// miss a wake-up); later calls sleep up to 100 ms. False once the deadline has passed.
-    fn sleep(&mut self, cv: *mut pg_sys::ConditionVariable) -> bool {
-        // SAFETY: cv is a condition variable in our shared memory; PostgreSQL cancels a prepared
-        // sleep itself if an ERROR or cancel interrupts the wait.
-        unsafe {
-            if !self.prepared {
-                pg_sys::ConditionVariablePrepareToSleep(cv);
-                self.prepared = true;
-                return true;
-            }
-            if Instant::now() >= self.deadline {
-                return false;
-            }
-            pg_sys::ConditionVariableTimedSleep(cv, 100, pg_sys::PG_WAIT_EXTENSION);
-        }
-        true
-    }
-}
-
-impl Drop for Waiter {
-    fn drop(&mut self) {
-        if self.prepared {
-            // SAFETY: ends the sleep prepared above; a no-op if PostgreSQL already did.
-            unsafe { pg_sys::ConditionVariableCancelSleep() };
-        }
-    }
 }
 
 /// Up to `want` IDs of one type: `(first, count, delta)`, waiting for a range if none is cached.
@@ -179,7 +119,7 @@ pub fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
                 if prefetch {
                     // Best effort: if the worker cannot start now, a caller that runs dry
                     // tries again and reports why.
-                    let _ = allocator_worker::wake(key.db);
+                    let _ = allocator::wake(key.db);
                 }
                 return (first, count, delta);
             }
@@ -189,10 +129,10 @@ pub fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
             }
             Some(Take::Wait { .. }) => {
                 refuse_on_standby();
-                refuse_in_single_user();
+                allocator::refuse_in_single_user();
                 // No worker slot free (53000): wait for one like for a range, trying again on
                 // each round, and report that reason if the time runs out.
-                let woke = allocator_worker::wake(key.db);
+                let woke = allocator::wake(key.db);
                 if !waiter.get_or_insert_with(Waiter::new).sleep(s.cv()) {
                     drop(waiter.take());
                     match woke {
@@ -200,72 +140,6 @@ pub fn take(key: &Key, name: &str, want: i64) -> (i64, i64, i64) {
                         Ok(()) => timed_out("a range", name).raise(),
                     }
                 }
-            }
-        }
-    }
-}
-
-/// This backend's slot among all processes (a request cell per slot).
-pub(super) fn my_proc_number() -> usize {
-    // SAFETY: set for every backend before it runs a query.
-    #[cfg(any(feature = "pg15", feature = "pg16"))]
-    let n = unsafe { (*pg_sys::MyProc).pgprocno };
-    // SAFETY: as above; PGPROC.pgprocno became the global MyProcNumber in 17.
-    #[cfg(not(any(feature = "pg15", feature = "pg16")))]
-    let n = unsafe { pg_sys::MyProcNumber };
-    n as usize
-}
-
-/// Puts a new request into this backend's `cell` (`fill` writes what is asked), pending for the
-/// allocator; returns its number.
-pub(super) fn ask<T: RequestCell>(cell: &Locked<T>, fill: impl FnOnce(&mut T)) -> u64 {
-    refuse_in_single_user();
-    cell.with(|d| {
-        fill(d);
-        let (seq, state) = d.header();
-        *seq += 1;
-        *state = RequestState::Pending;
-        *seq
-    })
-}
-
-/// Waits for the allocator of database `db` to answer request `seq` in `cell`, and reads the
-/// answer with `read`. A worker slot that is not free is waited out like the answer (as in
-/// take()). When idgen.segment_wait_timeout passes, the request is abandoned (an answer that
-/// still comes is a gap, never used) and the reason the allocator could not start, or
-/// `timed_out()`, is raised.
-pub(super) fn await_answer<T: RequestCell, R>(
-    cell: &Locked<T>,
-    db: u32,
-    seq: u64,
-    read: impl Fn(&T) -> R,
-    timed_out: impl FnOnce() -> IdError,
-) -> R {
-    let mut waiter = Waiter::new();
-    loop {
-        let answer = cell.with(|d| {
-            let (s, state) = d.header();
-            if *s != seq || *state != RequestState::Done {
-                return None;
-            }
-            *state = RequestState::Free;
-            Some(read(d))
-        });
-        if let Some(answer) = answer {
-            return answer;
-        }
-        let woke = allocator_worker::wake(db);
-        if !waiter.sleep(cell.cv()) {
-            cell.with(|d| {
-                let (s, state) = d.header();
-                if *s == seq {
-                    *state = RequestState::Free;
-                }
-            });
-            drop(waiter);
-            match woke {
-                Err(e) => e.raise(),
-                Ok(()) => timed_out().raise(),
             }
         }
     }

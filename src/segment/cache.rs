@@ -1,58 +1,22 @@
 //! The shared-memory side of segment mode: one slot per cached business type (a double buffer
-//! from `core::segment` behind a spinlock), one request cell per backend for whole-range
-//! allocations and one for backfill blocks, and the registry of allocator workers (one per
-//! database).
+//! from `core::segment` in the allocator's `Locked` cell), and one request cell per backend for
+//! whole-range allocations.
 //!
 //! Locking: a slot's key and generation change only under the directory LWLock held exclusively
 //! *and* the slot's spinlock; its buffers change under the spinlock alone. Spinlocks guard a few
 //! lines of arithmetic: no allocation, no `ereport`, no SPI while one is held.
 
-use std::cell::UnsafeCell;
-use std::hint::spin_loop;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 
 use pgrx::pg_sys;
 
+use crate::allocator::{Locked, RequestCell, RequestState};
 use crate::gucs;
 use pg_idgen_core::segment::{Range, SegmentState};
 
 /// Longest business type name in bytes (Tinyid's `biz_type varchar(63)`).
 pub const KEY_MAX: usize = 63;
-/// Databases that can use segment mode at once (one allocator worker each).
-pub const MAX_ALLOCATORS: usize = 32;
-
-/// A test-and-set lock for a few instructions of work; yields the CPU if a holder is slow.
-#[repr(C)]
-pub struct SpinLock(AtomicU32);
-
-pub struct SpinGuard<'a>(&'a SpinLock);
-
-impl SpinLock {
-    pub fn lock(&self) -> SpinGuard<'_> {
-        let mut spins = 0u32;
-        while self
-            .0
-            .compare_exchange_weak(0, 1, Acquire, Relaxed)
-            .is_err()
-        {
-            spins += 1;
-            if spins < 200 {
-                spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        SpinGuard(self)
-    }
-}
-
-impl Drop for SpinGuard<'_> {
-    fn drop(&mut self) {
-        self.0 .0.store(0, Release);
-    }
-}
-
 /// A business type within a database.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -90,45 +54,6 @@ impl Key {
     }
 }
 
-/// Data guarded by a spinlock, with a condition variable to wait for changes of it.
-#[repr(C, align(64))]
-pub struct Locked<T> {
-    lock: SpinLock,
-    /// The CLOCK reference bit of a slot (set on use, cleared by the eviction hand).
-    referenced: AtomicU32,
-    data: UnsafeCell<T>,
-    cv: UnsafeCell<pg_sys::ConditionVariable>,
-}
-
-// SAFETY: `data` is only reached through `with`, under the spinlock; the condition variable is
-// PostgreSQL's own cross-process primitive.
-unsafe impl<T> Sync for Locked<T> {}
-
-impl<T> Locked<T> {
-    pub fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        let _guard = self.lock.lock();
-        // SAFETY: the spinlock gives this process exclusive access until the guard drops.
-        f(unsafe { &mut *self.data.get() })
-    }
-
-    pub fn cv(&self) -> *mut pg_sys::ConditionVariable {
-        self.cv.get()
-    }
-
-    pub fn touch(&self) {
-        // A plain store only when needed keeps the hot path from dirtying the line twice.
-        if self.referenced.load(Relaxed) == 0 {
-            self.referenced.store(1, Relaxed);
-        }
-    }
-
-    /// Wakes every process sleeping on this cell's condition variable.
-    pub fn broadcast(&self) {
-        // SAFETY: the condition variable was initialised with the shared memory.
-        unsafe { pg_sys::ConditionVariableBroadcast(self.cv()) };
-    }
-}
-
 /// A cached business type.
 #[repr(C)]
 pub struct SlotData {
@@ -154,102 +79,12 @@ pub struct RequestData {
     pub fault: u32,
 }
 
-#[repr(u32)]
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum RequestState {
-    Free = 0,
-    Pending = 1,
-    Working = 2,
-    Done = 3,
-}
-
 pub type Request = Locked<RequestData>;
-
-/// A backend's cell for one request to the allocator at a time (a whole range, backfill blocks):
-/// its request number and state, which backend.rs's `ask` and `await_answer` drive.
-pub trait RequestCell {
-    fn header(&mut self) -> (&mut u64, &mut RequestState);
-}
 
 impl RequestCell for RequestData {
     fn header(&mut self) -> (&mut u64, &mut RequestState) {
         (&mut self.seq, &mut self.state)
     }
-}
-
-/// Buckets one backfill request asks for (segment/backfill.rs asks again for more).
-pub const BACKFILL_ITEMS: usize = 128;
-
-/// One bucket of a backfill request: the block asked for, and the allocator's answer.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct BackfillItem {
-    pub bucket: u64,
-    pub want: u32,
-    pub first: u32,
-    /// 0 in an answer: the bucket has no number left.
-    pub len: u32,
-}
-
-/// Blocks of backfill counters (snowflake_at, uuidv7_at) asked for by one backend, answered by
-/// the allocator of the database that holds the counters (idgen.backfill_database).
-#[repr(C)]
-pub struct BackfillData {
-    pub state: RequestState,
-    /// Bumped per request, as in [`RequestData`].
-    pub seq: u64,
-    /// The database whose allocator answers (the counters' database, not the caller's).
-    pub db: u32,
-    pub stream: i32,
-    /// Numbers per tick (the layout's sequence field).
-    pub capacity: u32,
-    pub count: u32,
-    pub items: [BackfillItem; BACKFILL_ITEMS],
-    /// 0, or what went wrong (segment/backfill.rs).
-    pub fault: u32,
-}
-
-pub type BackfillCell = Locked<BackfillData>;
-
-impl RequestCell for BackfillData {
-    fn header(&mut self) -> (&mut u64, &mut RequestState) {
-        (&mut self.seq, &mut self.state)
-    }
-}
-
-/// Why the allocator gave no blocks (a backfill cell's `fault`): it exited first.
-pub const FAULT_WORKER_GONE: u32 = 1;
-/// The counters' database has no idgen_internal.backfill_counters (no CREATE EXTENSION there).
-pub const FAULT_NOT_INSTALLED: u32 = 2;
-/// The allocator could not read or write the counters (its log says why).
-pub const FAULT_UNREADABLE: u32 = 3;
-/// The backfill worker id's counters are in another table (node/backfill_homes.rs).
-pub const FAULT_ELSEWHERE: u32 = 4;
-/// The backfill worker id has been leased to a holder in the counters' database.
-pub const FAULT_LEASED: u32 = 5;
-
-#[repr(u32)]
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum AllocatorState {
-    None = 0,
-    Starting = 1,
-    Running = 2,
-    /// Its database is being dropped: it exits at once (a new one may start if the drop fails).
-    Leaving = 3,
-}
-
-/// One database's allocator worker.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct AllocatorData {
-    pub db: u32,
-    pub state: AllocatorState,
-    pub pid: i32,
-    pub latch: *mut pg_sys::Latch,
-    pub since_ms: i64,
-    /// It found nothing to do on its last round: it may give its worker slot to a database that
-    /// waits for one.
-    pub idle: bool,
 }
 
 #[repr(C)]
@@ -258,25 +93,18 @@ struct Header {
     request_count: u32,
     hand: AtomicU32,
     evictions: AtomicU64,
-    /// Times a backend found no allocator slot free (every one held by another database), and
-    /// times PostgreSQL had no background-worker slot to start an allocator in.
-    slot_waits: AtomicU64,
-    start_failures: AtomicU64,
-    allocators: Locked<[AllocatorData; MAX_ALLOCATORS]>,
 }
 
 struct Area {
     header: *mut Header,
     slots: *mut Slot,
     requests: *mut Request,
-    backfills: *mut BackfillCell,
 }
 
 static mut AREA: Area = Area {
     header: null_mut(),
     slots: null_mut(),
     requests: null_mut(),
-    backfills: null_mut(),
 };
 
 const ALIGN: usize = 64;
@@ -298,7 +126,6 @@ pub fn shmem_size() -> usize {
         + round_up(size_of::<Header>())
         + slots * size_of::<Slot>()
         + requests * size_of::<Request>()
-        + requests * size_of::<BackfillCell>()
 }
 
 /// The LWLock over the directory (which slot holds which business type), the region's one lock.
@@ -322,18 +149,15 @@ pub unsafe fn attach(base: *mut u8, locks: *mut pg_sys::LWLockPadded, found: boo
         let header = start as *mut Header;
         let slots = start.add(round_up(size_of::<Header>())) as *mut Slot;
         let requests = slots.add(slot_count) as *mut Request;
-        let backfills = requests.add(request_count) as *mut BackfillCell;
         if !found {
             std::ptr::write_bytes(start, 0, shmem_size() - ALIGN);
             (*header).slot_count = slot_count as u32;
             (*header).request_count = request_count as u32;
-            pg_sys::ConditionVariableInit((*header).allocators.cv());
             for i in 0..slot_count {
                 pg_sys::ConditionVariableInit((*slots.add(i)).cv());
             }
             for i in 0..request_count {
                 pg_sys::ConditionVariableInit((*requests.add(i)).cv());
-                pg_sys::ConditionVariableInit((*backfills.add(i)).cv());
             }
         }
         DIR_LOCK = &raw mut (*locks).lock;
@@ -341,7 +165,6 @@ pub unsafe fn attach(base: *mut u8, locks: *mut pg_sys::LWLockPadded, found: boo
             header,
             slots,
             requests,
-            backfills,
         };
     }
 }
@@ -367,16 +190,6 @@ pub fn requests() -> &'static [Request] {
     unsafe { std::slice::from_raw_parts(AREA.requests, h.request_count as usize) }
 }
 
-pub fn backfill_cells() -> &'static [BackfillCell] {
-    let h = header();
-    // SAFETY: a cell per request cell was laid out after the request cells at startup.
-    unsafe { std::slice::from_raw_parts(AREA.backfills, h.request_count as usize) }
-}
-
-pub fn allocators() -> &'static Locked<[AllocatorData; MAX_ALLOCATORS]> {
-    &header().allocators
-}
-
 /// `(slots in use, slots, evictions so far)` over the whole cluster.
 pub fn usage() -> (i64, i64, i64) {
     let used = slots().iter().filter(|s| s.with(|d| d.in_use)).count();
@@ -384,34 +197,6 @@ pub fn usage() -> (i64, i64, i64) {
         used as i64,
         slots().len() as i64,
         header().evictions.load(Relaxed) as i64,
-    )
-}
-
-/// A backend found every allocator slot in use (`full`), or no background-worker slot to start
-/// one in.
-pub fn count_allocator_wait(full: bool) {
-    let h = header();
-    if full {
-        h.slot_waits.fetch_add(1, Relaxed);
-    } else {
-        h.start_failures.fetch_add(1, Relaxed);
-    }
-}
-
-/// `(allocators running or starting, allocator slots, waits for a slot, failed starts)` over the
-/// whole cluster.
-pub fn allocator_usage() -> (i64, i64, i64, i64) {
-    let h = header();
-    let running = allocators().with(|t| {
-        t.iter()
-            .filter(|a| matches!(a.state, AllocatorState::Starting | AllocatorState::Running))
-            .count()
-    });
-    (
-        running as i64,
-        MAX_ALLOCATORS as i64,
-        h.slot_waits.load(Relaxed) as i64,
-        h.start_failures.load(Relaxed) as i64,
     )
 }
 
@@ -456,7 +241,7 @@ pub fn find_or_insert(key: &Key) -> Option<(usize, u64)> {
     for _ in 0..slots.len() * 2 {
         let i = h.hand.fetch_add(1, Relaxed) as usize % slots.len();
         let s = &slots[i];
-        if s.referenced.swap(0, Relaxed) == 1 {
+        if s.take_referenced() {
             continue;
         }
         let idle =

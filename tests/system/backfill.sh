@@ -6,7 +6,7 @@
 # backfill worker id do repeat each other, which is why the node refuses what it can see), a
 # bucket that runs full (refused, also after a restart), the counters' guard, a layout change, a
 # standby; then every refusal with its SQLSTATE, and privileges.
-# (Controls run by hand on a build without the counter write of segment/backfill_counters.rs: the
+# (Controls run by hand on a build without the counter write of src/backfill/counters.rs: the
 # checks of distinct IDs fail.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 A=26416 B=26417 S=26418 C=26419

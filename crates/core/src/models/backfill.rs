@@ -8,7 +8,7 @@
 //!
 //! What is the product's code here: `Blocks` (`take`, `install`), `plan` and `reserve`, as the
 //! backends and the allocator use them. What is written out, and assumed:
-//! - the allocator (segment/allocation.rs, its statements in segment/backfill_counters.rs): it
+//! - the allocator (src/allocator/, backfill/cells.rs, its statements in backfill/counters.rs): it
 //!   claims a request (marks the backend's cell working, with the request's number), reads each
 //!   bucket's counter in its transaction (which sees its own earlier updates), updates it, commits,
 //!   and only then writes the blocks into the cell, if the cell still holds that request;

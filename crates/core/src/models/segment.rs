@@ -11,9 +11,9 @@
 //! What is the product's code here: `SegmentState` (`take`, `claim`, `unclaim`, `install`,
 //! `fail`), `plan_range`, `next_step` and `Range`, as the callers and the allocator use them.
 //! What is written out, and assumed:
-//! - the allocator (segment/allocation.rs, its row statements in segment/table.rs): it claims a
-//!   request, locks the type's row `FOR UPDATE SKIP LOCKED` (a row locked by someone else: the
-//!   request goes back, untouched), plans the range from the
+//! - the allocator (src/allocator/, its segment client segment/allocation.rs, its row statements
+//!   in segment/table.rs): it claims a request, locks the type's row `FOR UPDATE SKIP LOCKED` (a
+//!   row locked by someone else: the request goes back, untouched), plans the range from the
 //!   committed `max_id`, updates the row, commits, and only then publishes the range to the slot
 //!   whose generation it claimed from (or to the client's request); when it exits
 //!   (error, crash of the worker) its exit callback fails whatever it had claimed;

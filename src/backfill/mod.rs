@@ -3,8 +3,14 @@
 //! id (`idgen.backfill_worker_id`, which no node makes live IDs with) and a sequence number from a
 //! block of the node's backfill counters; a backfilled UUIDv7 is the instant's millisecond, a
 //! counter from the same blocks (their own stream) and 59 random bits. The blocks are committed by
-//! the allocator of `idgen.backfill_database` before any number of them is used (segment/backfill.rs;
-//! the arithmetic and its model: core::backfill). docs/backfill.md is the user's side.
+//! the allocator of `idgen.backfill_database` before any number of them is used (blocks.rs asks,
+//! cells.rs is the allocator's client, counters.rs the table; the arithmetic and its model:
+//! core::backfill). docs/backfill.md is the user's side.
+
+mod blocks;
+mod cells;
+mod counters;
+mod faults;
 
 use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering::Relaxed;
@@ -26,7 +32,7 @@ use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_null, not_ready, out_of_range, IdError};
 use crate::pg::strong_random;
 use crate::pg::time::{ms_of_ts, now_ms};
-use crate::segment::backfill::{self as blocks, BACKFILL_ITEMS};
+use cells::BACKFILL_ITEMS;
 use pg_idgen_core::backfill::{
     bucket_of, min_block, plan, BlockKey, Blocks, BUCKET_TICKS, UUID_STREAM,
 };
@@ -35,7 +41,18 @@ use pg_idgen_core::field::Field;
 use pg_idgen_core::layout::Layout;
 use pg_idgen_core::uuid7;
 
-extension_sql_file!("../sql/install/backfill.sql", name = "backfill");
+extension_sql_file!("../../sql/install/backfill.sql", name = "backfill");
+
+/// From _PG_init: the backfill cells' shared block, and their client of the allocator.
+pub fn init() {
+    crate::pg::shmem::add_region(crate::pg::shmem::Region {
+        name: c"pg_idgen backfill cells",
+        size: cells::shmem_size,
+        lwlocks: 0,
+        attach: cells::attach,
+    });
+    crate::allocator::register(&cells::BACKFILLS);
+}
 
 /// This backend's committed blocks.
 static BLOCKS: BackendLocal<Blocks> = BackendLocal::new(Blocks::new());

@@ -1,15 +1,13 @@
-//! A backend's side of backfill blocks (IDs at a past time, src/backfill.rs): it asks the
-//! allocator of the database that holds the node's counters for blocks of buckets through its
-//! backfill cell, and waits until the allocator has committed them (allocation.rs,
-//! backfill_counters.rs). The arithmetic of blocks is `core::backfill`.
+//! A backend's side of backfill blocks (IDs at a past time, mod.rs): it asks the allocator of the
+//! database that holds the node's counters for blocks of buckets through its backfill cell
+//! (cells.rs), and waits until the allocator has committed them (counters.rs). The arithmetic of
+//! blocks is `core::backfill`.
 
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use super::backend::{ask, await_answer, my_proc_number};
-pub use super::cache::BACKFILL_ITEMS;
-use super::cache::{
-    self, BackfillItem, FAULT_ELSEWHERE, FAULT_LEASED, FAULT_NOT_INSTALLED, FAULT_UNREADABLE,
-};
+use super::cells::{cells, BackfillItem, BACKFILL_ITEMS};
+use super::faults::{FAULT_ELSEWHERE, FAULT_LEASED, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
+use crate::allocator::{ask, await_answer, my_proc_number};
 use crate::gucs;
 use crate::pg::errors::{not_ready, IdError};
 
@@ -37,7 +35,7 @@ fn reserve_chunk(
     wants: &[(u64, u32)],
 ) -> Vec<Option<(u32, u32)>> {
     let me = my_proc_number();
-    let Some(cell) = cache::backfill_cells().get(me) else {
+    let Some(cell) = cells().get(me) else {
         not_ready("this process cannot ask for backfill blocks").raise()
     };
     let seq = ask(cell, |d| {

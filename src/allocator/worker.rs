@@ -1,13 +1,13 @@
-//! The allocator worker: one background worker per database that commits segment ranges in its
-//! own transactions (allocation.rs). A caller's transaction never moves `max_id`, so its ROLLBACK
-//! cannot give a range back; the worker commits first, and only then are IDs of the range handed
-//! out. Here: the registry of workers in shared memory (start, wake, check in, leave, exit) and
+//! The allocator worker: one background worker per database that runs the allocator's rounds
+//! (mod.rs): claim what the database's backends asked the clients for, allocate it in a
+//! transaction of its own, and only once that has committed, publish the answers and wake the
+//! askers. Here: the registry of workers in shared memory (start, wake, check in, leave, exit) and
 //! the worker's loop.
 //!
-//! Backends ask by marking a slot (refill) or their request cell (whole range) and setting the
-//! worker's latch; the worker answers through shared memory and wakes them with the cell's
-//! condition variable. A worker that is idle for a while exits (it would otherwise hold its
-//! database open); the next request starts a new one.
+//! Backends ask by marking a cell of a client's and setting the worker's latch; the worker answers
+//! through shared memory and wakes them with the cell's condition variable. A worker that is idle
+//! for a while exits (it would otherwise hold its database open); the next request starts a new
+//! one.
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
@@ -16,19 +16,20 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
-use super::allocation::{self, Outcome};
-use super::cache::{self, AllocatorData, AllocatorState, RequestState};
+use super::shared::{self, allocators, AllocatorData, AllocatorState, MAX_ALLOCATORS};
+use super::{clients, Round};
 use crate::gucs;
 use crate::pg::errors::IdError;
 use crate::pg::time::now_ms;
-use crate::pg::worker_loop::{self, Next as Round};
-use pg_idgen_core::segment::Fault;
+use crate::pg::worker_loop::{self, Next};
 
 /// A worker exits after this long without work. Under 5 s, because DROP DATABASE waits 5 s for
 /// other sessions of the database (this worker is one) to go away.
 const IDLE_EXIT_MS: i64 = 4_000;
 /// A start that has not checked in after this long is taken as failed.
 const START_TIMEOUT_MS: i64 = 10_000;
+/// Most claims allocated in one transaction.
+const BATCH: usize = 256;
 
 /// Whether this process is a database's allocator: its own moves of `max_id` are the ranges it
 /// commits, which it publishes itself; anyone else's move invalidates the ranges cached below it.
@@ -41,12 +42,12 @@ pub fn is_this_process() -> bool {
 /// Makes sure this database's allocator runs and wakes it; 53000 if it cannot start.
 pub fn wake(db: u32) -> Result<(), IdError> {
     let now = now_ms();
-    enum Next {
+    enum Step {
         Done,
         Start(usize),
         Full,
     }
-    let table = cache::allocators();
+    let table = allocators();
     let next = table.with(|t| {
         if let Some(a) = t.iter_mut().find(|a| {
             a.db == db && matches!(a.state, AllocatorState::Starting | AllocatorState::Running)
@@ -55,9 +56,9 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                 AllocatorState::Running => {
                     // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
                     unsafe { pg_sys::SetLatch(a.latch) };
-                    return Next::Done;
+                    return Step::Done;
                 }
-                _ if now - a.since_ms < START_TIMEOUT_MS => return Next::Done,
+                _ if now - a.since_ms < START_TIMEOUT_MS => return Step::Done,
                 _ => a.state = AllocatorState::None,
             }
         }
@@ -71,21 +72,21 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                     since_ms: now,
                     idle: false,
                 };
-                Next::Start(i)
+                Step::Start(i)
             }
-            None => Next::Full,
+            None => Step::Full,
         }
     });
     match next {
-        Next::Done => Ok(()),
-        Next::Full => {
-            cache::count_allocator_wait(true);
+        Step::Done => Ok(()),
+        Step::Full => {
+            shared::count_allocator_wait(true);
             make_room(db);
             Err(IdError::new(
                 PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
                 format!(
                     "pg_idgen: segment allocators already run for {} databases",
-                    cache::MAX_ALLOCATORS
+                    MAX_ALLOCATORS
                 ),
             )
             .detail(format!(
@@ -94,7 +95,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
             ))
             .hint("Use segment mode in fewer databases of this cluster at once."))
         }
-        Next::Start(i) => {
+        Step::Start(i) => {
             let started = BackgroundWorkerBuilder::new(&format!("pg_idgen segment allocator {db}"))
                 .set_type("pg_idgen segment allocator")
                 .set_library("pg_idgen")
@@ -106,7 +107,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                 .load_dynamic();
             if started.is_err() {
                 table.with(|t| t[i].state = AllocatorState::None);
-                cache::count_allocator_wait(false);
+                shared::count_allocator_wait(false);
                 make_room(db);
                 return Err(IdError::new(
                     PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
@@ -164,41 +165,47 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
     };
     let mut idle_since = now_ms();
     // How long the last transaction took to commit: sizes ranges for fast callers.
-    let mut refill_latency_us = 1000;
+    let mut commit_latency_us = 1000;
     // SAFETY: MyProcPid is set for every process before its main function runs.
     let pid = unsafe { pg_sys::MyProcPid };
     worker_loop::run(|| {
         if told_to_leave(db, pid) {
-            return Round::Stop;
+            return Next::Stop;
         }
-        let items = allocation::collect(db);
-        set_idle(db, pid, items.is_empty());
-        if items.is_empty() {
-            if now_ms() - idle_since > IDLE_EXIT_MS {
-                return Round::Stop;
+        let mut claims = Vec::new();
+        for client in clients() {
+            let room = BATCH.saturating_sub(claims.len());
+            if room > 0 {
+                claims.extend(client.collect(db, room));
             }
-            return Round::After(Duration::from_millis(1000));
+        }
+        set_idle(db, pid, claims.is_empty());
+        if claims.is_empty() {
+            if now_ms() - idle_since > IDLE_EXIT_MS {
+                return Next::Stop;
+            }
+            return Next::After(Duration::from_millis(1000));
         }
         idle_since = now_ms();
         let started = std::time::Instant::now();
-        let outcomes = BackgroundWorker::transaction(AssertUnwindSafe(|| {
-            items
-                .iter()
-                .map(|item| allocation::allocate(item, refill_latency_us))
-                .collect::<Vec<_>>()
+        let round = Round { commit_latency_us };
+        let claims = BackgroundWorker::transaction(AssertUnwindSafe(move || {
+            for claim in claims.iter_mut() {
+                claim.allocate(&round);
+            }
+            claims
         }));
-        refill_latency_us = started.elapsed().as_micros() as i64;
-        // Committed: only now may the ranges be handed out.
-        let mut locked = false;
-        for (item, outcome) in items.iter().zip(outcomes) {
-            locked |= matches!(outcome, Outcome::Locked);
-            allocation::publish(item, outcome);
+        commit_latency_us = started.elapsed().as_micros() as i64;
+        // Committed: only now may the answers be handed out.
+        let mut again_soon = false;
+        for claim in claims {
+            again_soon |= claim.publish();
         }
-        if locked {
+        if again_soon {
             // A row locked by another transaction: try again soon, not in a busy loop.
-            Round::After(Duration::from_millis(20))
+            Next::After(Duration::from_millis(20))
         } else {
-            Round::Now
+            Next::Now
         }
     });
 }
@@ -212,7 +219,7 @@ pub fn leave(db: pg_sys::Oid) {
 
 /// Tells the running allocators that `which` picks to leave, and wakes them.
 fn send_away(which: impl Fn(&AllocatorData) -> bool) {
-    cache::allocators().with(|t| {
+    allocators().with(|t| {
         for a in t
             .iter_mut()
             .filter(|a| a.state == AllocatorState::Running && which(a))
@@ -226,7 +233,7 @@ fn send_away(which: impl Fn(&AllocatorData) -> bool) {
 
 /// Records whether this worker has anything to do (see [`make_room`]).
 fn set_idle(db: u32, pid: i32, idle: bool) {
-    cache::allocators().with(|t| {
+    allocators().with(|t| {
         for a in t.iter_mut().filter(|a| a.db == db && a.pid == pid) {
             a.idle = idle;
         }
@@ -241,7 +248,7 @@ fn make_room(db: u32) {
 
 /// Whether this worker was told to leave (its database is being dropped, or its slot is needed).
 fn told_to_leave(db: u32, pid: i32) -> bool {
-    cache::allocators().with(|t| {
+    allocators().with(|t| {
         t.iter()
             .any(|a| a.db == db && a.pid == pid && a.state == AllocatorState::Leaving)
     })
@@ -259,7 +266,7 @@ fn check_in(db: u32) -> bool {
         since_ms: now_ms(),
         idle: false,
     };
-    cache::allocators().with(|t| {
+    allocators().with(|t| {
         if t.iter()
             .any(|a| a.db == db && a.state == AllocatorState::Running && a.pid != pid)
         {
@@ -285,49 +292,12 @@ unsafe extern "C-unwind" fn on_exit(_code: i32, arg: pg_sys::Datum) {
     let db = arg.value() as u32;
     // SAFETY: MyProcPid is this process's pid.
     let pid = unsafe { pg_sys::MyProcPid };
-    cache::allocators().with(|t| {
+    allocators().with(|t| {
         for a in t.iter_mut().filter(|a| a.db == db && a.pid == pid) {
             a.state = AllocatorState::None;
         }
     });
-    for slot in cache::slots() {
-        let failed = slot.with(|d| {
-            let mine = d.in_use
-                && d.key.db == db
-                && d.state.refill == pg_idgen_core::segment::Refill::InProgress;
-            if mine {
-                d.state.fail(Fault::WorkerGone);
-            }
-            mine
-        });
-        if failed {
-            slot.broadcast();
-        }
-    }
-    for cell in cache::requests() {
-        let failed = cell.with(|d| {
-            let mine = d.state == RequestState::Working && d.key.db == db;
-            if mine {
-                d.fault = Fault::WorkerGone as u32;
-                d.state = RequestState::Done;
-            }
-            mine
-        });
-        if failed {
-            cell.broadcast();
-        }
-    }
-    for cell in cache::backfill_cells() {
-        let failed = cell.with(|d| {
-            let mine = d.state == RequestState::Working && d.db == db;
-            if mine {
-                d.fault = cache::FAULT_WORKER_GONE;
-                d.state = RequestState::Done;
-            }
-            mine
-        });
-        if failed {
-            cell.broadcast();
-        }
+    for client in clients() {
+        client.fail_claimed(db);
     }
 }

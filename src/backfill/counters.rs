@@ -4,7 +4,7 @@
 use pgrx::pg_sys;
 use pgrx::spi::SpiClient;
 
-use super::cache::{FAULT_ELSEWHERE, FAULT_LEASED, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
+use super::faults::{FAULT_ELSEWHERE, FAULT_LEASED, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
 use crate::node::backfill_homes;
 use pg_idgen_core::backfill::{reserve, UUID_STREAM};
 use pg_idgen_core::backfill_homes::Home;
