@@ -31,8 +31,9 @@ const START_TIMEOUT_MS: i64 = 10_000;
 /// Most claims allocated in one transaction.
 const BATCH: usize = 256;
 
-/// Whether this process is a database's allocator: its own moves of `max_id` are the ranges it
-/// commits, which it publishes itself; anyone else's move invalidates the ranges cached below it.
+/// Whether this process is a database's allocator worker. What it writes it publishes itself, so
+/// a client can tell its writes from anyone else's (segment/admin.rs: a move of `max_id` by anyone
+/// else invalidates the ranges cached below it).
 static IS_ALLOCATOR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 pub fn is_this_process() -> bool {
