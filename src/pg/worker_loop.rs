@@ -43,9 +43,10 @@ pub fn run(mut round: impl FnMut() -> Next) {
         }
         match round() {
             Next::Now => {}
-            // wait_latch returns false on SIGTERM and on postmaster death.
+            // wait_latch returns false on SIGTERM and on postmaster death; a SIGTERM it missed
+            // (one a round's own wait saw first) is caught at the top of the loop.
             Next::After(sleep) => {
-                if !BackgroundWorker::wait_latch(Some(sleep)) || shutdown_requested() {
+                if !BackgroundWorker::wait_latch(Some(sleep)) {
                     return;
                 }
             }
