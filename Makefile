@@ -5,7 +5,8 @@
 #   make test PG=19   the whole suite on that PostgreSQL only (tests/all.sh)
 #   make run PG=16    the demo on that PostgreSQL (15 by default)
 #   make package PG=19  a Debian package for that PostgreSQL (15 by default), in target/debian
-.PHONY: run test bench package
+#   make upgrade-sql  the upgrade script to this version, from sql/upgrade/ and the install script
+.PHONY: run test bench package upgrade-sql
 run:   ## build, install, start a throwaway cluster and show pg_idgen in psql
 	bash tests/demo.sh
 test:  ## every test layer, ending with "summary: N passed, N failed"
@@ -14,3 +15,5 @@ bench: ## ratios against baselines measured in the same run
 	bash tests/bench/bench.sh
 package: ## postgresql-N-pg-idgen_<version>_<arch>.deb for PG=N (tools/package.sh)
 	bash -c 'source tests/helpers/lib.sh && ensure_deps && bash tools/package.sh --pg-config "$$PG_CONFIG"'
+upgrade-sql: ## sql/pg_idgen--<last release>--<version>.sql from sql/upgrade/ and this build (tools/upgrade_sql.py)
+	bash -c 'source tests/helpers/lib.sh && install_extension && python3 tools/upgrade_sql.py "$$("$$PG_CONFIG" --sharedir)/extension/pg_idgen--$$(sed -n "s/^version = \"\(.*\)\"/\1/p" Cargo.toml | head -1).sql" --write'

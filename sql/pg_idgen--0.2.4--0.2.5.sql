@@ -1,12 +1,44 @@
 -- pg_idgen 0.2.4 -> 0.2.5
 \echo Use "ALTER EXTENSION pg_idgen UPDATE TO '0.2.5'" to load this file. \quit
 
--- idgen.worker_heartbeat: a lost lease (55000, "lease lost: ...", as before) also names the
--- condition idgen_lease_lost in the error's CONSTRAINT field, which the lease keeper of a node reads
--- instead of the message. CREATE OR REPLACE keeps the function's privileges and comment.
+-- Made by tools/upgrade_sql.py (make upgrade-sql) from sql/upgrade/0.2.4--0.2.5.sql, the part
+-- written by hand: what changes in objects 0.2.4 already has. Everything new (UUIDv7s and ULIDs,
+-- the key-type check, key conversion, idgen.streams, the read horizon, public IDs, idgen.refusals,
+-- idgen.segment_allocators, partition bounds, IDs at a past time, node origins' trigger) is copied
+-- below from the install script (sql/install/ and the library's functions), with every comment and
+-- the privileges of a fresh install.
+
+-- The generators run only in the leader of a parallel query, so that the IDs of one statement
+-- increase in the order its rows are produced (parallel workers interleaved them).
+-- @replace function snowflake_next
+CREATE OR REPLACE FUNCTION "snowflake_next"() RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
+-- @replace function snowflake_next_batch
+CREATE OR REPLACE FUNCTION "snowflake_next_batch"(
+	"n" INT /* Option < i32 > */
+) RETURNS SETOF bigint /* i64 */
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_next_batch_wrapper';
+-- @replace function msgid_next
+CREATE OR REPLACE FUNCTION "msgid_next"(
+	"session_type" INT, /* Option < i32 > */
+	"session_id" TEXT /* Option < & str > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'msgid_next_wrapper';
+
 -- idgen.worker_heartbeat and idgen.worker_release: the lease number is required (42501 without
 -- it): the code is a name other roles can read, and with it alone any member of idgen_client
--- could end a live lease of another holder, whose worker id then went to a second holder.
+-- could end a live lease of another holder, whose worker id then went to a second holder. A lost
+-- lease (55000, "lease lost: ...", as before) also names the condition idgen_lease_lost in the
+-- error's CONSTRAINT field, which the lease keeper of a node reads instead of the message.
+-- idgen.worker_acquire: its hint and a comment in its body named a design by its public name.
+-- CREATE OR REPLACE keeps the functions' privileges and comments.
+-- @replace function idgen.worker_heartbeat
 CREATE OR REPLACE FUNCTION idgen.worker_heartbeat(worker_id integer, code text, last_ts timestamptz DEFAULT NULL, lease bigint DEFAULT NULL)
 RETURNS timestamptz
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -60,7 +92,7 @@ BEGIN
     RETURN expiry;
 END
 $$;
-
+-- @replace function idgen.worker_release
 CREATE OR REPLACE FUNCTION idgen.worker_release(worker_id integer, code text, last_ts timestamptz DEFAULT NULL, lease bigint DEFAULT NULL)
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -98,9 +130,448 @@ BEGIN
     RETURN true;
 END
 $$;
+-- @replace function idgen.worker_acquire
+CREATE OR REPLACE FUNCTION idgen.worker_acquire(
+    code text, ttl interval DEFAULT '60 seconds', min_id integer DEFAULT NULL, max_id integer DEFAULT NULL,
+    OUT worker_id integer, OUT lease bigint, OUT expires_at timestamptz, OUT start_after timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+#variable_conflict use_variable
+DECLARE
+    lo integer;
+    hi integer;
+    grace interval := current_setting('idgen.worker_lease_grace')::interval;
+    r idgen.workers;
+    gap integer;
+    pass integer;
+    top integer;
+    starts integer[];
+    -- bigint: a range may end at the largest integer, and c walks one past it.
+    c bigint;
+    tries integer;
+    skipped integer;
+    attempt integer;
+    -- The worker id this server makes its own Snowflake IDs with, when an operator set it: a
+    -- coordinator that also makes IDs never leases its own id to another holder.
+    own integer := CASE WHEN current_setting('idgen.worker_id_source') = 'setting'
+                         AND (SELECT s.source FROM pg_settings s WHERE s.name = 'idgen.worker_id') <> 'default'
+                        THEN current_setting('idgen.worker_id')::integer END;
+    -- The worker id of its IDs at a past time (snowflake_at), when it backfills: no live holder
+    -- may ever make IDs with it.
+    backfill integer := nullif(coalesce(current_setting('idgen.backfill_worker_id', true), '-1')::integer, -1);
+    -- The ids this server keeps for itself, never leased.
+    kept integer[] := array_remove(ARRAY[own, backfill], NULL);
+    span bigint;
+    n_held bigint;
+    n_grace bigint;
+    n_rows bigint;
+    soonest timestamptz;
+    -- Lease numbers grow by a random step of up to 2^40 (from the strong random source behind
+    -- gen_random_uuid()): they stay a fencing token, later holders have larger ones, and only
+    -- the holder knows its own, which is what heartbeat and release check.
+    step bigint := ('x' || left(replace(gen_random_uuid()::text, '-', ''), 10))::bit(40)::bigint + 1;
+BEGIN
+    hi := idgen_internal.worker_lease_precheck('worker_acquire');
+    IF code IS NULL OR length(code) NOT BETWEEN 1 AND 255 THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: code must be 1 to 255 characters'
+            USING ERRCODE = '22023', HINT = 'Use a name unique to the holder, e.g. ''10.0.0.7:8080#a4:5e:60:b2:1c:0f'' (ip:port#mac, as raindrop does).';
+    END IF;
+    IF ttl IS NULL OR ttl < interval '1 second' OR ttl > interval '7 days' THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: ttl is %, it must be between 1 second and 7 days', coalesce(ttl::text, 'NULL')
+            USING ERRCODE = '22023', HINT = 'Renew the lease with idgen.worker_heartbeat() several times per ttl.';
+    END IF;
+    lo := coalesce(min_id, 0);
+    hi := coalesce(max_id, hi);
+    IF lo < 0 OR hi < lo THEN
+        RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
+            USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
+    END IF;
+    span := hi::bigint - lo + 1 - (SELECT count(DISTINCT k) FROM unnest(kept) k WHERE k BETWEEN lo AND hi);
+    IF span = 0 AND own BETWEEN lo AND hi THEN
+        RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s own worker id', lo, hi, own
+            USING ERRCODE = '53000',
+                  DETAIL = 'This server makes Snowflake IDs with idgen.worker_id = ' || own || ', so it never leases that id to another holder.',
+                  HINT = 'Widen min_id/max_id, or give this server a worker id outside the range its holders lease in.';
+    ELSIF span = 0 THEN
+        RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s backfill worker id', lo, hi, backfill
+            USING ERRCODE = '53000',
+                  DETAIL = 'This server makes IDs at a past time with idgen.backfill_worker_id = ' || backfill || ', so it never leases that id to another holder.',
+                  HINT = 'Widen min_id/max_id, or give this server a backfill worker id outside the range its holders lease in.';
+    END IF;
+    IF current_setting('synchronous_commit') = 'off' THEN
+        -- A lease a crash could forget might be handed out twice.
+        PERFORM set_config('synchronous_commit', 'local', true);
+    END IF;
 
--- idgen.key_type_check and the event trigger that reads it (sql/install/key_types.sql): a column whose
--- default is snowflake_next() or segment_next() is checked when the DDL runs.
+    -- 1. The id this code held before, if it is free (raindrop's PriorityEqualCodeWorkId).
+    SELECT * INTO r FROM idgen.workers w
+     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)
+       AND idgen_internal.worker_free_at(w) <= clock_timestamp()
+     ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+    -- 2. and 3., tried again while the range has an id never leased that others were claiming
+    -- as we looked (a loser of a race must not be told "none is free" while one is).
+    <<attempts>>
+    FOR attempt IN 1..8 LOOP
+        EXIT attempts WHEN r.worker_id IS NOT NULL;
+        IF attempt > 1 THEN
+            PERFORM pg_sleep(0.001 * attempt);
+        END IF;
+        tries := 0;
+        skipped := 0;
+        -- 2. An id never leased. First the cheap places: lo, and above the highest leased id
+        -- (index lookups). Only when those are taken, the gaps between leased ids (a scan of the
+        -- range, which then holds at most hi - lo + 1 rows).
+        <<passes>>
+        FOR pass IN 1..2 LOOP
+            IF pass = 1 THEN
+                SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+                starts := ARRAY[lo] || CASE WHEN top < hi THEN ARRAY[top + 1] ELSE '{}'::integer[] END;
+            ELSE
+                starts := ARRAY(
+                    SELECT w.worker_id + 1 FROM idgen.workers w
+                     WHERE w.worker_id >= lo AND w.worker_id < hi
+                       AND NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = w.worker_id + 1)
+                     ORDER BY 1 LIMIT 16);
+            END IF;
+            FOREACH gap IN ARRAY starts LOOP
+                c := gap;
+                WHILE c <= hi AND tries < 64 AND skipped < 4096 LOOP
+                    IF c = ANY (kept) THEN
+                        c := c + 1;
+                        CONTINUE;
+                    END IF;
+                    -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
+                    -- LOCKED does for rows (cheap, and bounded by the number of acquirers at
+                    -- once). ON CONFLICT finds ids committed since we looked.
+                    IF NOT pg_try_advisory_xact_lock(1768161281, c::integer) THEN
+                        skipped := skipped + 1;
+                    ELSE
+                        tries := tries + 1;
+                        INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
+                                                        acquired_at, heartbeat_at, expires_at)
+                        VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), step, ttl,
+                                clock_timestamp(), clock_timestamp(), clock_timestamp() + ttl)
+                        ON CONFLICT ON CONSTRAINT workers_pkey DO NOTHING
+                        RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
+                        IF FOUND THEN
+                            start_after := NULL;
+                            RETURN;
+                        END IF;
+                        -- c is taken; the ids right above it probably are too: go to the next start.
+                        EXIT WHEN pass = 1 AND gap = lo;
+                        IF pass = 1 THEN
+                            -- Others committed ids above the top we saw: look for the top again
+                            -- rather than walk behind them one id at a time.
+                            SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
+                            c := greatest(c, top::bigint);
+                        END IF;
+                    END IF;
+                    c := c + 1;
+                END LOOP;
+                EXIT passes WHEN tries >= 64 OR skipped >= 4096;
+            END LOOP;
+        END LOOP;
+        -- 3. The id that has been free the longest.
+        SELECT * INTO r FROM idgen.workers w
+         WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)
+           AND idgen_internal.worker_free_at(w) <= clock_timestamp()
+         ORDER BY idgen_internal.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        -- Nothing free: true when every id of the range has a row; otherwise another acquirer
+        -- holds the advisory lock of each id not yet leased, and may yet roll back.
+        EXIT attempts WHEN r.worker_id IS NULL
+            AND (SELECT count(*) FROM idgen.workers w
+                  WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)) >= span;
+    END LOOP;
+    IF r.worker_id IS NULL THEN
+        SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
+               count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at <= clock_timestamp()),
+               min(idgen_internal.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
+               count(*)
+          INTO n_held, n_grace, soonest, n_rows
+          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept);
+        RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
+                lo, hi, n_held, n_grace
+            USING ERRCODE = '53000',
+                  DETAIL = format('An expired lease can be taken again %s s after it expires (idgen.worker_lease_grace). The soonest is free at %s.',
+                                  extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet'))
+                           || CASE WHEN n_rows < span THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', span - n_rows) ELSE '' END
+                           || CASE WHEN own BETWEEN lo AND hi THEN format(' Id %s is this server''s own worker id (idgen.worker_id), never leased.', own) ELSE '' END
+                           || CASE WHEN backfill BETWEEN lo AND hi THEN format(' Id %s is this server''s backfill worker id (idgen.backfill_worker_id), never leased.', backfill) ELSE '' END,
+                  HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
+    END IF;
+    IF r.lease > 9223372036854775807 - step THEN
+        RAISE EXCEPTION 'worker id % has been leased too many times: its lease numbers are used up', r.worker_id
+            USING ERRCODE = '22003', HINT = 'Lease another id (min_id/max_id), or retire this one.';
+    END IF;
+    start_after := idgen_internal.worker_start_after(r);
+    UPDATE idgen.workers w
+       SET code = code, host = coalesce(host(inet_client_addr()), 'local'), pid = pg_backend_pid(),
+           lease = w.lease + step, ttl = ttl, acquired_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
+           expires_at = clock_timestamp() + ttl, released_at = NULL, last_ts = start_after
+     WHERE w.worker_id = r.worker_id
+    RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
+END
+$$;
+
+-- @new objects
+-- IDs at a past time (docs/backfill.md): the counters of backfill blocks. A row is a bucket of
+-- 1,024 ticks of one stream (a backfill worker id, or -1 for UUIDv7s); next_seq is the first
+-- sequence number no block of it has had. Only the segment allocator worker writes it, committing
+-- before any number of a block is used (src/backfill/counters.rs). Readable by superusers
+-- only; the counters only move forward and rows are never deleted.
+CREATE TABLE idgen_internal.backfill_counters (
+    stream     integer NOT NULL CHECK (stream >= -1),
+    bucket     bigint NOT NULL CHECK (bucket >= 0),
+    next_seq   integer NOT NULL CHECK (next_seq >= 0),
+    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    PRIMARY KEY (stream, bucket)
+);
+
+COMMENT ON TABLE idgen_internal.backfill_counters IS 'IDs at a past time (snowflake_at, uuidv7_at): per stream (the backfill worker id, -1 for UUIDv7s) and bucket of 1,024 ticks, the first sequence number no backfill has had. Written only by the allocator worker; never move a counter back or delete a row.';
+
+REVOKE ALL ON idgen_internal.backfill_counters FROM PUBLIC;
+
+-- pg_dump keeps the counters, so backfills after a restore continue above them.
+SELECT pg_catalog.pg_extension_config_dump('idgen_internal.backfill_counters', '');
+
+-- A counter moved back, or a row deleted, would hand its numbers out again.
+CREATE FUNCTION idgen_internal.backfill_counters_guard() RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.stream <> OLD.stream OR NEW.bucket <> OLD.bucket OR NEW.next_seq < OLD.next_seq THEN
+            RAISE EXCEPTION 'a backfill counter can only move forward'
+                USING ERRCODE = '22023',
+                      HINT = 'Its numbers may have been handed out; to start over, set idgen.backfill_worker_id to a worker id no node has used.';
+        END IF;
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'the rows of idgen_internal.backfill_counters cannot be deleted'
+        USING ERRCODE = '55000',
+              HINT = 'Their numbers may have been handed out; to start over, set idgen.backfill_worker_id to a worker id no node has used.';
+END $$;
+
+COMMENT ON FUNCTION idgen_internal.backfill_counters_guard() IS 'Trigger of idgen_internal.backfill_counters: a counter only moves forward, and no row is deleted (their numbers may have been handed out).';
+
+CREATE TRIGGER backfill_counters_forward BEFORE UPDATE OR DELETE ON idgen_internal.backfill_counters
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
+
+CREATE TRIGGER backfill_counters_keep BEFORE TRUNCATE ON idgen_internal.backfill_counters
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
+
+CREATE FUNCTION "ulid_next"() RETURNS TEXT
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
+
+CREATE FUNCTION "uuidv7_next"() RETURNS uuid
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
+
+CREATE  FUNCTION "id_range"(
+	"since" timestamp with time zone, /* TimestampWithTimeZone */
+	"before" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS TABLE (
+	"lower" bigint,  /* i64 */
+	"upper" bigint  /* i64 */
+)
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_range_wrapper';
+
+CREATE  FUNCTION "id_range"(
+	"since" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"before" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"layout" TEXT /* Option < & str > */
+) RETURNS TABLE (
+	"lower" bigint,  /* Option < i64 > */
+	"upper" bigint  /* Option < i64 > */
+)
+IMMUTABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_range_with_wrapper';
+
+CREATE  FUNCTION "id_span"(
+	"span" interval /* Interval */
+) RETURNS bigint /* i64 */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_span_wrapper';
+
+CREATE  FUNCTION "id_span"(
+	"span" interval, /* Option < Interval > */
+	"layout" TEXT /* Option < & str > */
+) RETURNS bigint /* Option < i64 > */
+IMMUTABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_span_with_wrapper';
+
+CREATE  FUNCTION "id_worker_id"(
+	"id" bigint /* i64 */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_worker_id_wrapper';
+
+CREATE  FUNCTION "id_worker_id"(
+	"id" bigint, /* Option < i64 > */
+	"layout" TEXT /* Option < & str > */
+) RETURNS bigint /* Option < i64 > */
+IMMUTABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_worker_id_with_wrapper';
+
+CREATE  FUNCTION "snowflake_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_at_wrapper';
+
+CREATE  FUNCTION "snowflake_at_batch"(
+	"ts" timestamp with time zone[] /* Array < '_, TimestampWithTimeZone > */
+) RETURNS bigint[] /* Vec < i64 > */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_at_batch_wrapper';
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
+CREATE  FUNCTION "ulid_timestamp"(
+	"ulid" TEXT /* & str */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'ulid_timestamp_wrapper';
+
+CREATE  FUNCTION "ulid_to_uuid"(
+	"ulid" TEXT /* & str */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'ulid_to_uuid_wrapper';
+
+CREATE  FUNCTION "uuid_to_ulid"(
+	"id" uuid /* Uuid */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_to_ulid_wrapper';
+
+CREATE  FUNCTION "uuidv7_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS uuid /* Uuid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_at_wrapper';
+
+CREATE  FUNCTION "uuidv7_at_batch"(
+	"ts" timestamp with time zone[] /* Array < '_, TimestampWithTimeZone > */
+) RETURNS uuid[] /* Vec < Uuid > */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_at_batch_wrapper';
+
+CREATE  FUNCTION "uuidv7_from_timestamp"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_from_timestamp_wrapper';
+
+CREATE  FUNCTION "uuidv7_next_batch"(
+	"n" INT /* Option < i32 > */
+) RETURNS SETOF uuid /* Uuid */
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_next_batch_wrapper';
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
+CREATE  FUNCTION "uuidv7_range"(
+	"since" timestamp with time zone, /* TimestampWithTimeZone */
+	"before" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS TABLE (
+	"lower" uuid,  /* Uuid */
+	"upper" uuid  /* Uuid */
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
+
+CREATE  FUNCTION "uuidv7_timestamp"(
+	"id" uuid /* Uuid */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_timestamp_wrapper';
+
+CREATE  FUNCTION idgen_internal."stream_status"() RETURNS TABLE (
+	"stream" TEXT,  /* String */
+	"ids_per_second" double precision,  /* f64 */
+	"last_tick_time" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"drift_ms" bigint,  /* i64 */
+	"reserved_until" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"ids_issued" bigint,  /* i64 */
+	"overflow_waits" bigint,  /* i64 */
+	"clock_behind_waits" bigint,  /* i64 */
+	"clock_errors" bigint,  /* i64 */
+	"backward_steps" bigint,  /* i64 */
+	"largest_backward_step_ms" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'stream_status_wrapper';
+
+CREATE  FUNCTION idgen_internal."refusal_counts"() RETURNS TABLE (
+	"stream" TEXT,  /* String */
+	"reason" TEXT,  /* String */
+	"refusals" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'refusal_counts_wrapper';
+
+CREATE  FUNCTION idgen_internal."read_horizon_holders"() RETURNS TABLE (
+	"kind" TEXT,  /* String */
+	"stream" TEXT,  /* Option < String > */
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"oldest_id" TEXT,  /* Option < String > */
+	"oldest_id_time" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'read_horizon_holders_wrapper';
+
+CREATE VIEW idgen.streams AS SELECT * FROM idgen_internal.stream_status();
+
+COMMENT ON VIEW idgen.streams IS 'This node''s clock streams, a row each: Snowflake IDs, message IDs, UUIDv7s (and ULIDs). Capacity, last tick, drift from the wall clock, how far the durable mark covers, counters.';
+
+CREATE VIEW idgen.read_horizon_holders AS
+SELECT h.kind, h.stream, h.pid,
+       coalesce(h.transaction::text::xid, a.backend_xid) AS transaction,
+       p.gid, h.oldest_id, h.oldest_id_time,
+       coalesce(a.xact_start, p.prepared) AS since
+FROM idgen_internal.read_horizon_holders() AS h
+LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid = h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts AS p ON p.transaction = h.transaction::text::xid;
+
+CREATE VIEW idgen.refusals AS SELECT * FROM idgen_internal.refusal_counts();
+
+COMMENT ON VIEW idgen.refusals IS 'How often this node refused to make an ID since the server started, per stream (snowflake, msgid, uuidv7) and reason (a fixed set: standby, mark_unreadable, layout_refused, upgraded_without_mark, other_system, worker_id_unset, clock_behind, sequence_exhausted, before_epoch, layout_exhausted, mark_not_written, lease_missing, lease_lapsed, lease_ceiling); every pair has a row, zero included.';
+
+COMMENT ON COLUMN idgen.refusals.stream IS 'snowflake, msgid or uuidv7.';
+
+COMMENT ON COLUMN idgen.refusals.reason IS 'Why, from a fixed set (a label of a metric: never renamed).';
+
+COMMENT ON COLUMN idgen.refusals.refusals IS 'Calls for IDs of the stream refused for that reason since the server started (a refused batch counts once, whatever its size).';
+
+-- requires:
+--   status_views
+
 -- A column whose default is snowflake_next() or segment_next() must be able to hold the IDs:
 -- checked when the DDL runs (CREATE TABLE, ALTER TABLE ... SET DEFAULT / TYPE, partitions), not at
 -- the first INSERT, whose bare "integer out of range" names neither the column nor pg_idgen.
@@ -217,17 +688,396 @@ BEGIN
     END LOOP;
 END
 $$;
+
 COMMENT ON FUNCTION idgen_internal.check_key_types() IS
   'Event trigger function: refuses (or warns about) a column whose default is snowflake_next() or segment_next() and whose type cannot hold the IDs; idgen.key_type_check sets how.';
+
 CREATE EVENT TRIGGER idgen_key_types ON ddl_command_end
     WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE TABLE AS', 'SELECT INTO')
     EXECUTE FUNCTION idgen_internal.check_key_types();
+
 COMMENT ON EVENT TRIGGER idgen_key_types IS
   'Checks the type of a column whose default is snowflake_next() or segment_next() (idgen_internal.check_key_types).';
-REVOKE EXECUTE ON FUNCTION idgen_internal.check_key_types() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.check_key_types() TO idgen_admin;
 
--- idgen.convert_to_snowflake and idgen.convert_schema_to_snowflake (sql/install/convert.sql).
+ /* pg_idgen::segment::admin::idgen_internal */
+
+CREATE  FUNCTION idgen_internal."segment_moved"(
+	"biz_type" TEXT /* & str */
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'segment_moved_wrapper';
+
+CREATE  FUNCTION idgen_internal."segment_allocator_usage"() RETURNS TABLE (
+	"allocators" bigint,  /* i64 */
+	"allocator_slots" bigint,  /* i64 */
+	"slot_waits" bigint,  /* i64 */
+	"start_failures" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'segment_allocator_usage_wrapper';
+
+COMMENT ON TABLE idgen.segments IS 'Segment mode (Didi Tinyid, Meituan Leaf): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
+
+-- A type's position moved by anyone but this database's allocator (idgen.segment_advance after a
+-- point-in-time recovery, an administrator's UPDATE): ranges this node has cached may lie among IDs
+-- handed out before the move, so they are forgotten (idgen_internal.segment_moved). AFTER the row
+-- is updated, so its lock is held: a refill that starts now waits for the move and plans above it.
+CREATE FUNCTION idgen_internal.segments_moved() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+    PERFORM idgen_internal.segment_moved(NEW.biz_type);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER segments_moved AFTER UPDATE OF max_id ON idgen.segments
+    FOR EACH ROW WHEN (NEW.max_id IS DISTINCT FROM OLD.max_id) EXECUTE FUNCTION idgen_internal.segments_moved();
+
+CREATE VIEW idgen.segment_allocators AS SELECT * FROM idgen_internal.segment_allocator_usage();
+
+COMMENT ON VIEW idgen.segment_allocators IS 'The segment allocator workers of the whole cluster (one per database that uses segment mode): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
+
+COMMENT ON COLUMN idgen.segment_allocators.allocators IS 'Allocator workers running or starting in the cluster.';
+
+COMMENT ON COLUMN idgen.segment_allocators.allocator_slots IS 'How many may run at once.';
+
+COMMENT ON COLUMN idgen.segment_allocators.slot_waits IS 'Times since the server started that a caller found every allocator slot taken by other databases (it waits, then 53000).';
+
+COMMENT ON COLUMN idgen.segment_allocators.start_failures IS 'Times since the server started that no background-worker slot was free to start an allocator (raise max_worker_processes).';
+
+ /* pg_idgen::public_id::idgen_internal */
+
+CREATE  FUNCTION idgen_internal."public_key_fingerprint"(
+	"name" TEXT, /* & str */
+	"version" INT /* i32 */
+) RETURNS TEXT /* Option < String > */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'public_key_fingerprint_wrapper';
+
+CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea /* Vec < u8 > */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'public_key_random_wrapper';
+
+CREATE FUNCTION idgen_internal."public_keys_changed"()
+	RETURNS TRIGGER
+	LANGUAGE c
+	AS 'MODULE_PATHNAME', 'public_keys_changed_wrapper';
+
+ /* pg_idgen::public_id::idgen */
+
+CREATE  FUNCTION idgen."public_to_uuid"(
+	"public_id" TEXT, /* & str */
+	"key" TEXT /* & str */
+) RETURNS uuid /* pgrx :: Uuid */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'public_to_uuid_wrapper';
+
+CREATE  FUNCTION idgen."uuid_to_public"(
+	"id" uuid, /* pgrx :: Uuid */
+	"key" TEXT /* & str */
+) RETURNS TEXT /* String */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_to_public_wrapper';
+
+CREATE  FUNCTION idgen."encrypt_uuid"(
+	"id" uuid, /* Option < pgrx :: Uuid > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS uuid /* Option < pgrx :: Uuid > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'encrypt_uuid_wrapper';
+
+CREATE  FUNCTION idgen."decrypt_id_js_safe"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'decrypt_id_js_safe_wrapper';
+
+CREATE  FUNCTION idgen."decrypt_id"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'decrypt_id_wrapper';
+
+CREATE  FUNCTION idgen."encrypt_id"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'encrypt_id_wrapper';
+
+CREATE  FUNCTION idgen."public_to_id"(
+	"public_id" TEXT, /* & str */
+	"key" TEXT /* & str */
+) RETURNS bigint /* i64 */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'public_to_id_wrapper';
+
+CREATE  FUNCTION idgen."decrypt_uuid"(
+	"id" uuid, /* Option < pgrx :: Uuid > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS uuid /* Option < pgrx :: Uuid > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'decrypt_uuid_wrapper';
+
+CREATE  FUNCTION idgen."encrypt_id_js_safe"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'encrypt_id_js_safe_wrapper';
+
+CREATE  FUNCTION idgen."id_to_public"(
+	"id" bigint, /* i64 */
+	"key" TEXT /* & str */
+) RETURNS TEXT /* String */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_to_public_wrapper';
+
+-- requires:
+--   public_keys_changed
+--   public_key_random
+--   public_key_fingerprint
+--   encrypt_id
+--   decrypt_id
+--   encrypt_id_js_safe
+--   decrypt_id_js_safe
+--   encrypt_uuid
+--   decrypt_uuid
+--   id_to_public
+--   public_to_id
+--   uuid_to_public
+--   public_to_uuid
+
+-- Public IDs (README, "Public IDs"): the keys. Only the table's owner (a superuser) may read
+-- idgen_internal.public_keys; administrators (idgen_admin) create, rotate and drop keys through
+-- the functions below, which never return a key; everyone may encrypt and decrypt with a key by
+-- its name (src/public_id.rs), and see the keys' names, prefixes, versions and fingerprints in
+-- idgen.public_keys.
+CREATE TABLE idgen_internal.public_keys (
+    name text NOT NULL CHECK (name ~ '^[a-z][a-z0-9_]{0,62}$'),
+    version integer NOT NULL CHECK (version BETWEEN 1 AND 1023),
+    prefix text NOT NULL CHECK (prefix ~ '^([a-z][a-z0-9]{0,15})?$'),
+    -- NULL once the version is dropped: the row stays, so its number is never used again.
+    key bytea CHECK (length(key) IN (16, 24, 32)),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    created_by name NOT NULL DEFAULT session_user,
+    dropped_at timestamptz,
+    PRIMARY KEY (name, version)
+);
+
+COMMENT ON TABLE idgen_internal.public_keys IS 'The keys of public IDs (AES keys for FF1). Readable by superusers only; back it up as a secret.';
+
+-- pg_dump keeps the keys (a dump made by a superuser holds them: keep it as a secret); a dump
+-- made by a role that may not read them fails on this table rather than leave them out.
+SELECT pg_catalog.pg_extension_config_dump('idgen_internal.public_keys', '');
+
+REVOKE ALL ON idgen_internal.public_keys FROM PUBLIC;
+
+CREATE TRIGGER public_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen_internal.public_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.public_keys_changed();
+
+-- The arguments are checked before the row is written, so that no constraint's error (whose
+-- DETAIL shows the failing row) can ever print a key.
+CREATE FUNCTION idgen_internal.public_key_check(name text, prefix text, key bytea) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF name IS NULL OR name !~ '^[a-z][a-z0-9_]{0,62}$' THEN
+        RAISE EXCEPTION 'a public key''s name is 1 to 63 of a-z, 0-9 and _, starting with a letter: %', coalesce(quote_literal(name), 'NULL')
+            USING ERRCODE = '22023';
+    END IF;
+    IF prefix IS NULL OR prefix !~ '^([a-z][a-z0-9]{0,15})?$' THEN
+        RAISE EXCEPTION 'a public ID prefix is empty or 1 to 16 of a-z and 0-9, starting with a letter: %', coalesce(quote_literal(prefix), 'NULL')
+            USING ERRCODE = '22023', HINT = 'The text form is prefix_ and 22 characters; the prefix names the kind of ID (inv, usr).';
+    END IF;
+    IF key IS NOT NULL AND length(key) NOT IN (16, 24, 32) THEN
+        RAISE EXCEPTION 'an AES key is 16, 24 or 32 bytes, not %', length(key)
+            USING ERRCODE = '22023', HINT = 'Leave key out for a random 32-byte key; give the same key on every node that must read the same public IDs.';
+    END IF;
+END
+$$;
+
+-- A key given as a literal stays in the statement's text, which pg_stat_activity (while the
+-- session is in it) and pg_stat_statements (inside a DO block or a function, and with
+-- track = all) show to every member of pg_monitor: warn, so that the caller passes it as a bind
+-- parameter instead (docs/public-ids.md).
+CREATE FUNCTION idgen_internal.public_key_in_statement(key bytea) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    text_of_statement text := lower(coalesce(current_query(), ''));
+BEGIN
+    IF key IS NOT NULL AND (position(encode(key, 'hex') IN text_of_statement) > 0
+                            OR position(lower(encode(key, 'base64')) IN text_of_statement) > 0) THEN
+        RAISE WARNING 'the key''s bytes are in the text of the statement'
+            USING ERRCODE = '01000',
+                  DETAIL = 'pg_stat_activity and pg_stat_statements keep statement texts, and every member of pg_monitor reads them: whoever read this one has the key.',
+                  HINT = 'Pass the key as a bind parameter (psql 16 or later: \bind; a driver''s query parameters), never as a literal; for this key, rotate it (idgen.public_key_rotate) with bytes given that way.';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION idgen.public_key_create(name text, prefix text DEFAULT '', key bytea DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM idgen_internal.public_key_check(public_key_create.name, public_key_create.prefix, public_key_create.key);
+    PERFORM idgen_internal.public_key_in_statement(public_key_create.key);
+    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_create.name));
+    IF EXISTS (SELECT FROM idgen_internal.public_keys k WHERE k.name = public_key_create.name) THEN
+        RAISE EXCEPTION 'public key "%" exists', public_key_create.name
+            USING ERRCODE = '42710', HINT = 'Make a new version with idgen.public_key_rotate(), or drop the key first with idgen.public_key_drop().';
+    END IF;
+    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
+    VALUES (public_key_create.name, 1, public_key_create.prefix,
+            coalesce(public_key_create.key, idgen_internal.public_key_random()));
+    RETURN 1;
+END
+$$;
+
+CREATE FUNCTION idgen.public_key_rotate(name text, key bytea DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r idgen_internal.public_keys;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_rotate.name));
+    SELECT * INTO r FROM idgen_internal.public_keys k WHERE k.name = public_key_rotate.name ORDER BY k.version DESC LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'public key "%" does not exist', public_key_rotate.name
+            USING ERRCODE = '42704', HINT = 'Create it with idgen.public_key_create().';
+    END IF;
+    PERFORM idgen_internal.public_key_check(r.name, r.prefix, public_key_rotate.key);
+    PERFORM idgen_internal.public_key_in_statement(public_key_rotate.key);
+    IF r.version >= 1023 THEN
+        RAISE EXCEPTION 'public key "%" has had 1023 versions, the most its text forms can name', r.name
+            USING ERRCODE = '54000', HINT = 'Create a key under a new name for new IDs.';
+    END IF;
+    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
+    VALUES (r.name, r.version + 1, r.prefix, coalesce(public_key_rotate.key, idgen_internal.public_key_random()));
+    RETURN r.version + 1;
+END
+$$;
+
+CREATE FUNCTION idgen.public_key_drop(name text, version integer DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    newest integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_drop.name));
+    SELECT max(k.version) INTO newest FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
+    IF newest IS NULL THEN
+        RAISE EXCEPTION 'public key "%" does not exist', public_key_drop.name USING ERRCODE = '42704';
+    END IF;
+    IF public_key_drop.version IS NULL THEN
+        DELETE FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
+        RETURN;
+    END IF;
+    IF public_key_drop.version = newest THEN
+        RAISE EXCEPTION 'version % is the current version of public key "%"', newest, public_key_drop.name
+            USING ERRCODE = '55000', HINT = 'Rotate first (idgen.public_key_rotate()), then drop the old version; or drop the whole key.';
+    END IF;
+    UPDATE idgen_internal.public_keys k SET key = NULL, dropped_at = now()
+     WHERE k.name = public_key_drop.name AND k.version = public_key_drop.version AND k.key IS NOT NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'public key "%" has no version %', public_key_drop.name, public_key_drop.version USING ERRCODE = '42704';
+    END IF;
+END
+$$;
+
+CREATE VIEW idgen.public_keys AS
+SELECT k.name, k.prefix, k.version,
+       k.version = max(k.version) OVER (PARTITION BY k.name) AS current,
+       k.created_at, k.created_by, k.dropped_at,
+       CASE WHEN k.key IS NOT NULL THEN idgen_internal.public_key_fingerprint(k.name, k.version) END AS fingerprint
+  FROM idgen_internal.public_keys k;
+
+COMMENT ON FUNCTION idgen.public_key_create(text, text, bytea) IS 'Creates a key for public IDs (version 1): random unless key (16, 24 or 32 bytes) is given, as every node that reads the same public IDs must. The text forms start with prefix_. Returns the version.';
+
+COMMENT ON FUNCTION idgen.public_key_rotate(text, bytea) IS 'Makes a new version of a key, used from now on for new public IDs; public IDs of the older versions still decrypt. Returns the new version.';
+
+COMMENT ON FUNCTION idgen.public_key_drop(text, integer) IS 'Drops one old version of a key (public IDs made with it no longer decrypt; its number is not used again), or with version NULL the whole key.';
+
+COMMENT ON VIEW idgen.public_keys IS 'The keys of public IDs: name, prefix, versions, and a fingerprint to compare nodes by; never the keys themselves.';
+
+COMMENT ON COLUMN idgen.public_keys.name IS 'The key''s name, which the functions take.';
+
+COMMENT ON COLUMN idgen.public_keys.prefix IS 'What its text forms start with (before _); empty for none.';
+
+COMMENT ON COLUMN idgen.public_keys.version IS 'The version: its text forms carry it; the highest is current.';
+
+COMMENT ON COLUMN idgen.public_keys.created_at IS 'When the version was made.';
+
+COMMENT ON FUNCTION idgen_internal.public_key_check(text, text, bytea) IS 'Checks a key''s name, prefix and bytes before they are written (so that no constraint''s error shows a key).';
+
+COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS 'The fingerprint column of idgen.public_keys.';
+
+COMMENT ON FUNCTION idgen_internal.public_key_in_statement(bytea) IS 'Warns when a key''s bytes stand in the text of the statement that gives them (pg_monitor reads statement texts).';
+
+COMMENT ON FUNCTION idgen_internal.public_key_random() IS '32 random bytes from pg_strong_random(): a new AES-256 key.';
+
+COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS 'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
+
+COMMENT ON COLUMN idgen.public_keys.current IS 'Whether new public IDs are made with this version.';
+
+COMMENT ON COLUMN idgen.public_keys.created_by IS 'The session user who made the version.';
+
+COMMENT ON COLUMN idgen.public_keys.dropped_at IS 'When the version was dropped (its key is gone; its public IDs no longer decrypt).';
+
+COMMENT ON COLUMN idgen.public_keys.fingerprint IS 'idgen.encrypt_id(0, name, version) in hex: equal on two nodes if and only if they hold the same key (but for chance).';
+
+COMMENT ON FUNCTION idgen.encrypt_id(bigint, text, integer) IS 'Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version NULL: the current one.';
+
+COMMENT ON FUNCTION idgen.decrypt_id(bigint, text, integer) IS 'The inverse of idgen.encrypt_id(), with the same key version.';
+
+COMMENT ON FUNCTION idgen.encrypt_id_js_safe(bigint, text, integer) IS 'An ID from 0 to 2^53 - 1 encrypted to one in the same range (JavaScript-safe).';
+
+COMMENT ON FUNCTION idgen.decrypt_id_js_safe(bigint, text, integer) IS 'The inverse of idgen.encrypt_id_js_safe(), with the same key version.';
+
+COMMENT ON FUNCTION idgen.encrypt_uuid(uuid, text, integer) IS 'A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).';
+
+COMMENT ON FUNCTION idgen.decrypt_uuid(uuid, text, integer) IS 'The inverse of idgen.encrypt_uuid(), with the same key version.';
+
+COMMENT ON FUNCTION idgen.id_to_public(bigint, text) IS 'A bigint''s public text form under the key''s current version: prefix_, 2 characters of key version, 20 of ciphertext.';
+
+COMMENT ON FUNCTION idgen.public_to_id(text, text) IS 'The bigint of a public text form of the key (any version still kept); another prefix, a damaged string or another key''s is an error (22P02).';
+
+COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS 'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
+
+COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS 'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
+
+COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
+
+ /* pg_idgen::key_conversion::idgen_internal */
+
+CREATE  FUNCTION idgen_internal."column_max"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"col" TEXT /* & str */
+) RETURNS NUMERIC /* Option < AnyNumeric > */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'column_max_wrapper';
+
+-- requires:
+--   key_types
+--   idgen_internal::column_max
+
 -- Moving an existing key column (serial, bigserial, identity, or a nextval() default) onto
 -- DEFAULT snowflake_next(), in one transaction: the caller's, so a failure anywhere undoes all of
 -- it. SECURITY INVOKER: the caller must own the tables it changes, as for ALTER TABLE itself,
@@ -441,174 +1291,25 @@ $$;
 
 COMMENT ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean) IS
   'Moves a serial, bigserial, identity or nextval()-default column onto DEFAULT snowflake_next(): checks its values are below the node''s next ID, widens keys that cannot hold every bigint and the columns that reference them (widen), drops the identity or detaches (or drops) a sequence no other column uses; returns the statements, run unless dry_run. For the table''s owner only; warns where applications must declare the key 64-bit.';
+
 COMMENT ON FUNCTION idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) IS
   'idgen.convert_to_snowflake for every sequence-backed column of the caller''s tables in a schema (other roles'' tables are skipped, and named); lists the statements without running them unless dry_run => false.';
--- In the order of a fresh install, so that the privileges read the same.
-REVOKE EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
-    idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
-    idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
-    idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO idgen_admin;
 
--- The generators run only in the leader of a parallel query, so that the IDs of one statement
--- increase in the order its rows are produced (parallel workers interleaved them).
-ALTER FUNCTION snowflake_next() PARALLEL RESTRICTED;
-ALTER FUNCTION snowflake_next_batch(integer) PARALLEL RESTRICTED;
-ALTER FUNCTION msgid_next(integer, text) PARALLEL RESTRICTED;
+CREATE  FUNCTION idgen."read_horizon_uuid"() RETURNS uuid /* Uuid */
+STRICT VOLATILE PARALLEL RESTRICTED 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'read_horizon_uuid_wrapper';
 
--- UUIDv7 (RFC 9562) and ULIDs: new C functions of the library, in the extension's schema.
-CREATE FUNCTION uuidv7_next() RETURNS uuid
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
-CREATE FUNCTION uuidv7_next_batch(n integer) RETURNS SETOF uuid
-VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_next_batch_wrapper';
-CREATE FUNCTION ulid_next() RETURNS text
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
-CREATE FUNCTION uuid_to_ulid(id uuid) RETURNS text
-IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuid_to_ulid_wrapper';
-CREATE FUNCTION ulid_to_uuid(ulid text) RETURNS uuid
-IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_to_uuid_wrapper';
-CREATE FUNCTION uuidv7_timestamp(id uuid) RETURNS timestamptz
-IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_timestamp_wrapper';
-CREATE FUNCTION ulid_timestamp(ulid text) RETURNS timestamptz
-IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'ulid_timestamp_wrapper';
-CREATE FUNCTION uuidv7_from_timestamp(ts timestamptz) RETURNS uuid
-IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_from_timestamp_wrapper';
-COMMENT ON FUNCTION uuidv7_next() IS
-  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
-COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
-  'n UUIDv7s at once (1 to 10000000), ascending.';
-COMMENT ON FUNCTION ulid_next() IS
-  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
-COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
-  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
-COMMENT ON FUNCTION ulid_to_uuid(text) IS
-  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
-COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
-  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
-COMMENT ON FUNCTION ulid_timestamp(text) IS
-  'The millisecond inside a ULID (its first 10 characters).';
-COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
-  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
+CREATE  FUNCTION idgen."read_horizon"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'read_horizon_wrapper';
 
--- UUIDv7s share the clocks and the durable mark: the comments that named the streams.
 COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
-COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
-  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
 
--- The worker id inside an ID as a scalar: with a named layout it is IMMUTABLE, so that Citus
--- pushes it down into every shard (id_decode with the node's layout is STABLE and set-returning).
-CREATE FUNCTION id_worker_id(id bigint) RETURNS bigint
-STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_worker_id_wrapper';
-CREATE FUNCTION id_worker_id(id bigint, layout text) RETURNS bigint
-IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_worker_id_with_wrapper';
-COMMENT ON FUNCTION id_worker_id(bigint) IS
-  'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
-COMMENT ON FUNCTION id_worker_id(bigint, text) IS
-  'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
-
--- idgen.worker_id_source = citus: the node's Citus group id is its worker id.
-COMMENT ON COLUMN idgen.status.worker_id IS 'The worker id in this node''s IDs; NULL in lease mode while no lease is held, and with idgen.worker_id_source = citus while this database''s Citus group id is not known (idgen.worker_status says why).';
-COMMENT ON COLUMN idgen.status.worker_id_source IS 'Where the worker id comes from: the setting idgen.worker_id, a lease from the coordinator (with its code), or the node''s Citus group id.';
-COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id comes from: setting, lease or citus.';
-COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; citus group, or no group (last_error says why), for the Citus group id; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
-COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held, and with idgen.worker_id_source = citus while no group id is known.';
-COMMENT ON COLUMN idgen.worker_status.last_error IS 'The keeper''s last error (hidden from roles that may not read idgen.worker_lease_conninfo); with idgen.worker_id_source = citus, why the Citus group id is not known.';
-
--- idgen.streams: every clock stream of the node (Snowflake IDs, message IDs, UUIDv7s), as
--- idgen.status shows the Snowflake one.
-CREATE FUNCTION idgen_internal."stream_status"() RETURNS TABLE (
-	"stream" TEXT,
-	"ids_per_second" double precision,
-	"last_tick_time" timestamp with time zone,
-	"drift_ms" bigint,
-	"reserved_until" timestamp with time zone,
-	"ids_issued" bigint,
-	"overflow_waits" bigint,
-	"clock_behind_waits" bigint,
-	"clock_errors" bigint,
-	"backward_steps" bigint,
-	"largest_backward_step_ms" bigint
-)
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'stream_status_wrapper';
-CREATE VIEW idgen.streams AS SELECT * FROM idgen_internal.stream_status();
-COMMENT ON VIEW idgen.streams IS 'This node''s clock streams, a row each: Snowflake IDs, message IDs, UUIDv7s (and ULIDs). Capacity, last tick, drift from the wall clock, how far the durable mark covers, counters.';
-COMMENT ON FUNCTION idgen_internal.stream_status() IS
-  'The rows of the idgen.streams view.';
-COMMENT ON COLUMN idgen.streams.stream IS 'snowflake (snowflake_next, snowflake_next_batch), msgid (msgid_next) or uuidv7 (uuidv7_next, uuidv7_next_batch, ulid_next).';
-COMMENT ON COLUMN idgen.streams.ids_per_second IS 'The stream''s capacity: IDs a tick holds, per second.';
-COMMENT ON COLUMN idgen.streams.last_tick_time IS 'The start of the tick of the stream''s last ID; NULL before the first since the server started.';
-COMMENT ON COLUMN idgen.streams.drift_ms IS 'How far the stream''s logical clock runs ahead of the wall clock, in ms; 0 when it does not (never negative). At most idgen.max_drift.';
-COMMENT ON COLUMN idgen.streams.reserved_until IS 'The end of what the durable mark covers for this stream: IDs up to it need no further write; after a crash the stream starts above it. NULL before the first reservation.';
-COMMENT ON COLUMN idgen.streams.ids_issued IS 'IDs of the stream made since the server started.';
-COMMENT ON COLUMN idgen.streams.overflow_waits IS 'Times a caller waited for the next tick because a tick was used up and idgen.max_drift allowed no borrowing.';
-COMMENT ON COLUMN idgen.streams.clock_behind_waits IS 'Times a caller waited for the wall clock to catch up after it stepped back (clock_policy = wait, or drift beyond idgen.max_drift).';
-COMMENT ON COLUMN idgen.streams.clock_errors IS 'Times a call raised an error because the clock stepped back (clock_policy = error).';
-COMMENT ON COLUMN idgen.streams.backward_steps IS 'Times the wall clock was seen to step back by this stream.';
-COMMENT ON COLUMN idgen.streams.largest_backward_step_ms IS 'The largest backward step of the wall clock this stream saw, in ms.';
-REVOKE EXECUTE ON FUNCTION idgen_internal.stream_status() FROM PUBLIC;
-GRANT SELECT ON idgen.streams TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.stream_status() TO PUBLIC, idgen_admin;
-
--- idgen.segment_advance (and any move of max_id but the allocator's) forgets the ranges this node
--- has cached of the type: after a point-in-time recovery they lay among IDs handed out before.
-CREATE FUNCTION idgen_internal."segment_moved"(
-	"biz_type" TEXT
-) RETURNS void
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'segment_moved_wrapper';
-
--- A type's position moved by anyone but this database's allocator (idgen.segment_advance after a
--- point-in-time recovery, an administrator's UPDATE): ranges this node has cached may lie among IDs
--- handed out before the move, so they are forgotten (idgen_internal.segment_moved). AFTER the row
--- is updated, so its lock is held: a refill that starts now waits for the move and plans above it.
-CREATE FUNCTION idgen_internal.segments_moved() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
-BEGIN
-    PERFORM idgen_internal.segment_moved(NEW.biz_type);
-    RETURN NULL;
-END $$;
-CREATE TRIGGER segments_moved AFTER UPDATE OF max_id ON idgen.segments
-    FOR EACH ROW WHEN (NEW.max_id IS DISTINCT FROM OLD.max_id) EXECUTE FUNCTION idgen_internal.segments_moved();
-COMMENT ON FUNCTION idgen_internal.segments_moved() IS
-  'Trigger function: when a business type''s max_id is moved by anyone but the allocator (idgen.segment_advance, an UPDATE by hand), this node forgets the ranges it has cached of it.';
-COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
-  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
-REVOKE EXECUTE ON FUNCTION idgen_internal.segment_moved(text), idgen_internal.segments_moved() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.segment_moved(text), idgen_internal.segments_moved() TO idgen_admin;
-
--- The lease number is required by heartbeat and release.
-COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
-  'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. The lease number is required (42501 without it): it proves the holder. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
-COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS
-  'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. The lease number is required (42501 without it): it proves the holder. Returns false if it was already released.';
--- The node's lease number is shown only to superusers and idgen_admin (it was shown to everyone).
-COMMENT ON COLUMN idgen.worker_status.lease IS 'The lease number (fencing token) of the lease held: the proof of holding it at the coordinator, so NULL except for superusers and members of idgen_admin.';
-
--- The key-type check resolves domains at every depth and checks inheritance children and
--- partitions (idgen_internal.key_type_of); the conversion reads a column as its table's owner
--- (idgen_internal.column_max), refuses tables the caller does not own, and leaves shared
--- sequences alone.
-CREATE FUNCTION idgen_internal."column_max"(
-	"tbl" oid,
-	"col" TEXT
-) RETURNS NUMERIC
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'column_max_wrapper';
-COMMENT ON FUNCTION idgen_internal.key_type_of(oid, integer) IS
-  'A column type as the key-type check sees it: its base type through every level of domains, whether it holds every bigint exactly, whether it rounds values it cannot hold.';
-COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
-  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
-REVOKE EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO idgen_admin;
-GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
-
--- A database's owner restoring its dump (pg_restore --no-owner, the managed-database recipe)
--- brings its idgen.node_origins rows, so that a restore onto another server is refused there
--- too; nobody else adds rows.
+-- A database's owner restores its rows with the application's (pg_restore --no-owner, the
+-- managed-database recipe), so that a restore onto another server is refused there too; nobody
+-- else adds rows (a row naming another system refuses the database's time-based IDs).
 CREATE FUNCTION idgen_internal.node_origins_insert() RETURNS trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
@@ -621,666 +1322,257 @@ BEGIN
     END IF;
     RETURN NEW;
 END $$;
+
 CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
     FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
-COMMENT ON FUNCTION idgen_internal.node_origins_insert() IS
-  'Trigger node_origins_insert: only members of idgen_admin and of the database''s owner (restoring its dump) add rows to idgen.node_origins.';
-REVOKE EXECUTE ON FUNCTION idgen_internal.node_origins_insert() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.node_origins_insert() TO idgen_admin;
-GRANT INSERT ON idgen.node_origins TO PUBLIC;
 
--- The read horizon (readers that page by ID never miss a row committed late): two functions, what
--- holds them back, and who may call them.
-CREATE FUNCTION idgen."read_horizon"() RETURNS bigint
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'read_horizon_wrapper';
-CREATE FUNCTION idgen."read_horizon_uuid"() RETURNS uuid
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'read_horizon_uuid_wrapper';
-CREATE FUNCTION idgen_internal."read_horizon_holders"() RETURNS TABLE (
-	"kind" TEXT,
-	"stream" TEXT,
-	"pid" INT,
-	"transaction" bigint,
-	"oldest_id" TEXT,
-	"oldest_id_time" timestamp with time zone
-)
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'read_horizon_holders_wrapper';
-CREATE VIEW idgen.read_horizon_holders AS
-SELECT h.kind, h.stream, h.pid,
-       coalesce(h.transaction::text::xid, a.backend_xid) AS transaction,
-       p.gid, h.oldest_id, h.oldest_id_time,
-       coalesce(a.xact_start, p.prepared) AS since
-FROM idgen_internal.read_horizon_holders() AS h
-LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid = h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts AS p ON p.transaction = h.transaction::text::xid;
+COMMENT ON FUNCTION id_worker_id(bigint) IS
+  'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
+
+COMMENT ON FUNCTION id_worker_id(bigint, text) IS
+  'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
+
+COMMENT ON FUNCTION idgen_internal.stream_status() IS
+  'The rows of the idgen.streams view.';
+
+COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
+  'The rows of the idgen.refusals view.';
+
+COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
+  'The row of the idgen.segment_allocators view.';
+
+-- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON FUNCTION idgen.read_horizon() IS
   'This node''s read horizon of Snowflake IDs: every ID below it that this node made belongs to a transaction that has ended. Take it in a statement of its own, then read WHERE id > last AND id < horizon in the next (READ COMMITTED); in REPEATABLE READ it is refused (25001): take it before BEGIN.';
+
 COMMENT ON FUNCTION idgen.read_horizon_uuid() IS
   'This node''s read horizon of UUIDv7s (and, as uuid_to_ulid(), ULIDs): every one below it that this node made belongs to a transaction that has ended. Used as idgen.read_horizon().';
+
 COMMENT ON FUNCTION idgen_internal.read_horizon_holders() IS
   'The rows of the idgen.read_horizon_holders view.';
+
 COMMENT ON VIEW idgen.read_horizon_holders IS
   'What holds the read horizons back: open transactions that took an ordered ID, prepared transactions until COMMIT/ROLLBACK PREPARED, and prepared transactions from before the server started (which hold every horizon at its lowest: their IDs are not known).';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.kind IS 'transaction (an open transaction of a backend), prepared, or prepared before start.';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.stream IS 'snowflake or uuidv7; NULL for a prepared transaction from before the start (it holds both).';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.pid IS 'The backend of an open transaction (see pg_stat_activity).';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.transaction IS 'Its transaction id: a prepared transaction''s, or the backend''s as pg_stat_activity shows it to you (NULL before it wrote anything).';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.gid IS 'A prepared transaction''s name: COMMIT PREPARED or ROLLBACK PREPARED it to release the horizon.';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id IS 'The horizon it holds: at or below the first ID the transaction took from the stream (the stream''s next ID when it took it).';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id_time IS 'The time inside oldest_id: how far behind the horizon is held.';
+
 COMMENT ON COLUMN idgen.read_horizon_holders.since IS 'When the transaction started (for you, as pg_stat_activity shows it), or was prepared.';
 
-REVOKE EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
-    idgen_internal.read_horizon_holders() FROM PUBLIC;
+COMMENT ON FUNCTION idgen_internal.node_origins_insert() IS
+  'Trigger node_origins_insert: only members of idgen_admin and of the database''s owner (restoring its dump) add rows to idgen.node_origins.';
+
+COMMENT ON FUNCTION idgen_internal.key_type_of(oid, integer) IS
+  'A column type as the key-type check sees it: its base type through every level of domains, whether it holds every bigint exactly, whether it rounds values it cannot hold.';
+
+COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
+  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
+
+COMMENT ON FUNCTION idgen_internal.segments_moved() IS
+  'Trigger function: when a business type''s max_id is moved by anyone but the allocator (idgen.segment_advance, an UPDATE by hand), this node forgets the ranges it has cached of it.';
+
+COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
+  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
+
+-- Message IDs (RongCloud's format) and text forms.
+COMMENT ON FUNCTION msgid_next(integer, text) IS
+  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
+
+-- UUIDv7 (RFC 9562) and ULIDs, from the node's third clock stream.
+COMMENT ON FUNCTION uuidv7_next() IS
+  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
+
+COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
+  'n UUIDv7s at once (1 to 10000000), ascending.';
+
+COMMENT ON FUNCTION ulid_next() IS
+  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
+
+COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
+  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
+
+COMMENT ON FUNCTION ulid_to_uuid(text) IS
+  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
+
+COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
+  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
+
+COMMENT ON FUNCTION ulid_timestamp(text) IS
+  'The millisecond inside a ULID (its first 10 characters).';
+
+COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
+  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
+
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
+  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
+
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
+  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
+
+COMMENT ON FUNCTION id_span(interval) IS
+  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
+
+COMMENT ON FUNCTION id_span(interval, text) IS
+  'How many IDs of a named layout or layout spec a span of time covers.';
+
+COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
+  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
+
+-- IDs at a past time (docs/backfill.md).
+COMMENT ON FUNCTION snowflake_at(timestamptz) IS
+  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
+
+COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
+  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
+
+COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
+  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
+
+COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
+  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
+
+COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
+  'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. The lease number is required (42501 without it): it proves the holder. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
+
+COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS
+  'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. The lease number is required (42501 without it): it proves the holder. Returns false if it was already released.';
+
+COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
+
+-- Columns, for \d+ (each view's and table's columns say what they hold).
+COMMENT ON COLUMN idgen.layouts.name IS 'Preset name; for this node''s layout when it is no preset: custom, or the preset''s name followed by (customised) when the spec changes one (idgen.status.layout_spec shows the spec).';
+
+COMMENT ON COLUMN idgen.status.worker_id IS 'The worker id in this node''s IDs; NULL in lease mode while no lease is held, and with idgen.worker_id_source = citus while this database''s Citus group id is not known (idgen.worker_status says why).';
+
+COMMENT ON COLUMN idgen.status.worker_id_source IS 'Where the worker id comes from: the setting idgen.worker_id, a lease from the coordinator (with its code), or the node''s Citus group id.';
+
+COMMENT ON COLUMN idgen.streams.stream IS 'snowflake (snowflake_next, snowflake_next_batch), msgid (msgid_next) or uuidv7 (uuidv7_next, uuidv7_next_batch, ulid_next).';
+
+COMMENT ON COLUMN idgen.streams.ids_per_second IS 'The stream''s capacity: IDs a tick holds, per second.';
+
+COMMENT ON COLUMN idgen.streams.last_tick_time IS 'The start of the tick of the stream''s last ID; NULL before the first since the server started.';
+
+COMMENT ON COLUMN idgen.streams.drift_ms IS 'How far the stream''s logical clock runs ahead of the wall clock, in ms; 0 when it does not (never negative). At most idgen.max_drift.';
+
+COMMENT ON COLUMN idgen.streams.reserved_until IS 'The end of what the durable mark covers for this stream: IDs up to it need no further write; after a crash the stream starts above it. NULL before the first reservation.';
+
+COMMENT ON COLUMN idgen.streams.ids_issued IS 'IDs of the stream made since the server started.';
+
+COMMENT ON COLUMN idgen.streams.overflow_waits IS 'Times a caller waited for the next tick because a tick was used up and idgen.max_drift allowed no borrowing.';
+
+COMMENT ON COLUMN idgen.streams.clock_behind_waits IS 'Times a caller waited for the wall clock to catch up after it stepped back (clock_policy = wait, or drift beyond idgen.max_drift).';
+
+COMMENT ON COLUMN idgen.streams.clock_errors IS 'Times a call raised an error because the clock stepped back (clock_policy = error).';
+
+COMMENT ON COLUMN idgen.streams.backward_steps IS 'Times the wall clock was seen to step back by this stream.';
+
+COMMENT ON COLUMN idgen.streams.largest_backward_step_ms IS 'The largest backward step of the wall clock this stream saw, in ms.';
+
+COMMENT ON COLUMN idgen.worker_status.source IS 'Where this node''s worker id comes from: setting, lease or citus.';
+
+COMMENT ON COLUMN idgen.worker_status.state IS 'fixed for a worker id from the setting; citus group, or no group (last_error says why), for the Citus group id; in lease mode the keeper''s state: starting, acquiring, leased, renewal failing, lapsed or stopped.';
+
+COMMENT ON COLUMN idgen.worker_status.worker_id IS 'The worker id in use; NULL in lease mode while no valid lease is held, and with idgen.worker_id_source = citus while no group id is known.';
+
+COMMENT ON COLUMN idgen.worker_status.lease IS 'The lease number (fencing token) of the lease held: the proof of holding it at the coordinator, so NULL except for superusers and members of idgen_admin.';
+
+COMMENT ON COLUMN idgen.worker_status.last_error IS 'The keeper''s last error (hidden from roles that may not read idgen.worker_lease_conninfo); with idgen.worker_id_source = citus, why the Citus group id is not known.';
+
+GRANT USAGE ON SCHEMA idgen, idgen_internal TO PUBLIC;
+
+REVOKE ALL ON ALL TABLES IN SCHEMA idgen FROM PUBLIC;
+
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal FROM PUBLIC;
+
+-- Everyone: how this node makes IDs. (Every caller of snowflake_next() and msgid_next() reads
+-- idgen.node_origins once per session.)
+GRANT SELECT ON idgen.layouts, idgen.status, idgen.streams, idgen.refusals, idgen.worker_status,
+    idgen.segment_allocators, idgen.node_origins TO PUBLIC;
+
+-- A database's owner restoring its dump (pg_restore --no-owner) brings its idgen.node_origins
+-- rows, so that a restore onto another server is refused there too; the trigger
+-- node_origins_insert lets nobody else add rows.
+GRANT INSERT ON idgen.node_origins TO PUBLIC;
+
+GRANT EXECUTE ON FUNCTION idgen_internal.layout_catalog(), idgen_internal.node_status(),
+    idgen_internal.stream_status(), idgen_internal.refusal_counts(), idgen_internal.worker_lease_state(),
+    idgen_internal.segment_allocator_usage() TO PUBLIC;
+
+-- Readers that page by ID: the horizons and what holds them (pids as pg_stat_activity shows them
+-- to everyone; the IDs are bounds of IDs anyone can make).
 GRANT EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
     idgen_internal.read_horizon_holders() TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen.read_horizon(), idgen.read_horizon_uuid(),
-    idgen_internal.read_horizon_holders() TO idgen_admin;
+
 GRANT SELECT ON idgen.read_horizon_holders TO PUBLIC;
 
--- Public IDs (README, "Public IDs"): keyed, reversible encryption of IDs (FF1 over AES), its keys
--- (idgen_internal.public_keys, readable by superusers only) and their management.
-CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'public_key_random_wrapper';
-CREATE  FUNCTION idgen_internal."public_key_fingerprint"(
-	"name" TEXT,
-	"version" INT
-) RETURNS TEXT
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'public_key_fingerprint_wrapper';
-CREATE FUNCTION idgen_internal."public_keys_changed"()
-	RETURNS TRIGGER
-	LANGUAGE c
-	AS 'MODULE_PATHNAME', 'public_keys_changed_wrapper';
-CREATE  FUNCTION idgen."public_to_id"(
-	"public_id" TEXT,
-	"key" TEXT
-) RETURNS bigint
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'public_to_id_wrapper';
-CREATE  FUNCTION idgen."decrypt_id_js_safe"(
-	"id" bigint,
-	"key" TEXT,
-	"version" INT DEFAULT NULL
-) RETURNS bigint
-STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'decrypt_id_js_safe_wrapper';
-CREATE  FUNCTION idgen."id_to_public"(
-	"id" bigint,
-	"key" TEXT
-) RETURNS TEXT
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'id_to_public_wrapper';
-CREATE  FUNCTION idgen."encrypt_id"(
-	"id" bigint,
-	"key" TEXT,
-	"version" INT DEFAULT NULL
-) RETURNS bigint
-STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'encrypt_id_wrapper';
-CREATE  FUNCTION idgen."uuid_to_public"(
-	"id" uuid,
-	"key" TEXT
-) RETURNS TEXT
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'uuid_to_public_wrapper';
-CREATE  FUNCTION idgen."public_to_uuid"(
-	"public_id" TEXT,
-	"key" TEXT
-) RETURNS uuid
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'public_to_uuid_wrapper';
-CREATE  FUNCTION idgen."encrypt_id_js_safe"(
-	"id" bigint,
-	"key" TEXT,
-	"version" INT DEFAULT NULL
-) RETURNS bigint
-STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'encrypt_id_js_safe_wrapper';
-CREATE  FUNCTION idgen."decrypt_uuid"(
-	"id" uuid,
-	"key" TEXT,
-	"version" INT DEFAULT NULL
-) RETURNS uuid
-STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'decrypt_uuid_wrapper';
-CREATE  FUNCTION idgen."encrypt_uuid"(
-	"id" uuid,
-	"key" TEXT,
-	"version" INT DEFAULT NULL
-) RETURNS uuid
-STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'encrypt_uuid_wrapper';
-CREATE  FUNCTION idgen."decrypt_id"(
-	"id" bigint,
-	"key" TEXT,
-	"version" INT DEFAULT NULL
-) RETURNS bigint
-STABLE PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'decrypt_id_wrapper';
-
--- Public IDs (README, "Public IDs"): the keys. Only the table's owner (a superuser) may read
--- idgen_internal.public_keys; administrators (idgen_admin) create, rotate and drop keys through
--- the functions below, which never return a key; everyone may encrypt and decrypt with a key by
--- its name (src/public_id.rs), and see the keys' names, prefixes, versions and fingerprints in
--- idgen.public_keys.
-CREATE TABLE idgen_internal.public_keys (
-    name text NOT NULL CHECK (name ~ '^[a-z][a-z0-9_]{0,62}$'),
-    version integer NOT NULL CHECK (version BETWEEN 1 AND 1023),
-    prefix text NOT NULL CHECK (prefix ~ '^([a-z][a-z0-9]{0,15})?$'),
-    -- NULL once the version is dropped: the row stays, so its number is never used again.
-    key bytea CHECK (length(key) IN (16, 24, 32)),
-    created_at timestamptz NOT NULL DEFAULT now(),
-    created_by name NOT NULL DEFAULT session_user,
-    dropped_at timestamptz,
-    PRIMARY KEY (name, version)
-);
-COMMENT ON TABLE idgen_internal.public_keys IS 'The keys of public IDs (AES keys for FF1). Readable by superusers only; back it up as a secret.';
--- pg_dump keeps the keys (a dump made by a superuser holds them: keep it as a secret); a dump
--- made by a role that may not read them fails on this table rather than leave them out.
-SELECT pg_catalog.pg_extension_config_dump('idgen_internal.public_keys', '');
-REVOKE ALL ON idgen_internal.public_keys FROM PUBLIC;
-CREATE TRIGGER public_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen_internal.public_keys
-    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.public_keys_changed();
-
--- The arguments are checked before the row is written, so that no constraint's error (whose
--- DETAIL shows the failing row) can ever print a key.
-CREATE FUNCTION idgen_internal.public_key_check(name text, prefix text, key bytea) RETURNS void
-LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    IF name IS NULL OR name !~ '^[a-z][a-z0-9_]{0,62}$' THEN
-        RAISE EXCEPTION 'a public key''s name is 1 to 63 of a-z, 0-9 and _, starting with a letter: %', coalesce(quote_literal(name), 'NULL')
-            USING ERRCODE = '22023';
-    END IF;
-    IF prefix IS NULL OR prefix !~ '^([a-z][a-z0-9]{0,15})?$' THEN
-        RAISE EXCEPTION 'a public ID prefix is empty or 1 to 16 of a-z and 0-9, starting with a letter: %', coalesce(quote_literal(prefix), 'NULL')
-            USING ERRCODE = '22023', HINT = 'The text form is prefix_ and 22 characters; the prefix names the kind of ID (inv, usr).';
-    END IF;
-    IF key IS NOT NULL AND length(key) NOT IN (16, 24, 32) THEN
-        RAISE EXCEPTION 'an AES key is 16, 24 or 32 bytes, not %', length(key)
-            USING ERRCODE = '22023', HINT = 'Leave key out for a random 32-byte key; give the same key on every node that must read the same public IDs.';
-    END IF;
-END
-$$;
-
--- A key given as a literal stays in the statement's text, which pg_stat_activity (while the
--- session is in it) and pg_stat_statements (inside a DO block or a function, and with
--- track = all) show to every member of pg_monitor: warn, so that the caller passes it as a bind
--- parameter instead (docs/public-ids.md).
-CREATE FUNCTION idgen_internal.public_key_in_statement(key bytea) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    text_of_statement text := lower(coalesce(current_query(), ''));
-BEGIN
-    IF key IS NOT NULL AND (position(encode(key, 'hex') IN text_of_statement) > 0
-                            OR position(lower(encode(key, 'base64')) IN text_of_statement) > 0) THEN
-        RAISE WARNING 'the key''s bytes are in the text of the statement'
-            USING ERRCODE = '01000',
-                  DETAIL = 'pg_stat_activity and pg_stat_statements keep statement texts, and every member of pg_monitor reads them: whoever read this one has the key.',
-                  HINT = 'Pass the key as a bind parameter (psql 16 or later: \bind; a driver''s query parameters), never as a literal; for this key, rotate it (idgen.public_key_rotate) with bytes given that way.';
-    END IF;
-END
-$$;
-
-CREATE FUNCTION idgen.public_key_create(name text, prefix text DEFAULT '', key bytea DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    PERFORM idgen_internal.public_key_check(public_key_create.name, public_key_create.prefix, public_key_create.key);
-    PERFORM idgen_internal.public_key_in_statement(public_key_create.key);
-    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_create.name));
-    IF EXISTS (SELECT FROM idgen_internal.public_keys k WHERE k.name = public_key_create.name) THEN
-        RAISE EXCEPTION 'public key "%" exists', public_key_create.name
-            USING ERRCODE = '42710', HINT = 'Make a new version with idgen.public_key_rotate(), or drop the key first with idgen.public_key_drop().';
-    END IF;
-    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
-    VALUES (public_key_create.name, 1, public_key_create.prefix,
-            coalesce(public_key_create.key, idgen_internal.public_key_random()));
-    RETURN 1;
-END
-$$;
-
-CREATE FUNCTION idgen.public_key_rotate(name text, key bytea DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    r idgen_internal.public_keys;
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_rotate.name));
-    SELECT * INTO r FROM idgen_internal.public_keys k WHERE k.name = public_key_rotate.name ORDER BY k.version DESC LIMIT 1;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'public key "%" does not exist', public_key_rotate.name
-            USING ERRCODE = '42704', HINT = 'Create it with idgen.public_key_create().';
-    END IF;
-    PERFORM idgen_internal.public_key_check(r.name, r.prefix, public_key_rotate.key);
-    PERFORM idgen_internal.public_key_in_statement(public_key_rotate.key);
-    IF r.version >= 1023 THEN
-        RAISE EXCEPTION 'public key "%" has had 1023 versions, the most its text forms can name', r.name
-            USING ERRCODE = '54000', HINT = 'Create a key under a new name for new IDs.';
-    END IF;
-    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
-    VALUES (r.name, r.version + 1, r.prefix, coalesce(public_key_rotate.key, idgen_internal.public_key_random()));
-    RETURN r.version + 1;
-END
-$$;
-
-CREATE FUNCTION idgen.public_key_drop(name text, version integer DEFAULT NULL) RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    newest integer;
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_drop.name));
-    SELECT max(k.version) INTO newest FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
-    IF newest IS NULL THEN
-        RAISE EXCEPTION 'public key "%" does not exist', public_key_drop.name USING ERRCODE = '42704';
-    END IF;
-    IF public_key_drop.version IS NULL THEN
-        DELETE FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
-        RETURN;
-    END IF;
-    IF public_key_drop.version = newest THEN
-        RAISE EXCEPTION 'version % is the current version of public key "%"', newest, public_key_drop.name
-            USING ERRCODE = '55000', HINT = 'Rotate first (idgen.public_key_rotate()), then drop the old version; or drop the whole key.';
-    END IF;
-    UPDATE idgen_internal.public_keys k SET key = NULL, dropped_at = now()
-     WHERE k.name = public_key_drop.name AND k.version = public_key_drop.version AND k.key IS NOT NULL;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'public key "%" has no version %', public_key_drop.name, public_key_drop.version USING ERRCODE = '42704';
-    END IF;
-END
-$$;
-
-CREATE VIEW idgen.public_keys AS
-SELECT k.name, k.prefix, k.version,
-       k.version = max(k.version) OVER (PARTITION BY k.name) AS current,
-       k.created_at, k.created_by, k.dropped_at,
-       CASE WHEN k.key IS NOT NULL THEN idgen_internal.public_key_fingerprint(k.name, k.version) END AS fingerprint
-  FROM idgen_internal.public_keys k;
-
-COMMENT ON FUNCTION idgen.public_key_create(text, text, bytea) IS 'Creates a key for public IDs (version 1): random unless key (16, 24 or 32 bytes) is given, as every node that reads the same public IDs must. The text forms start with prefix_. Returns the version.';
-COMMENT ON FUNCTION idgen.public_key_rotate(text, bytea) IS 'Makes a new version of a key, used from now on for new public IDs; public IDs of the older versions still decrypt. Returns the new version.';
-COMMENT ON FUNCTION idgen.public_key_drop(text, integer) IS 'Drops one old version of a key (public IDs made with it no longer decrypt; its number is not used again), or with version NULL the whole key.';
-COMMENT ON VIEW idgen.public_keys IS 'The keys of public IDs: name, prefix, versions, and a fingerprint to compare nodes by; never the keys themselves.';
-COMMENT ON COLUMN idgen.public_keys.name IS 'The key''s name, which the functions take.';
-COMMENT ON COLUMN idgen.public_keys.prefix IS 'What its text forms start with (before _); empty for none.';
-COMMENT ON COLUMN idgen.public_keys.version IS 'The version: its text forms carry it; the highest is current.';
-COMMENT ON COLUMN idgen.public_keys.created_at IS 'When the version was made.';
-COMMENT ON FUNCTION idgen_internal.public_key_check(text, text, bytea) IS 'Checks a key''s name, prefix and bytes before they are written (so that no constraint''s error shows a key).';
-COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS 'The fingerprint column of idgen.public_keys.';
-COMMENT ON FUNCTION idgen_internal.public_key_in_statement(bytea) IS 'Warns when a key''s bytes stand in the text of the statement that gives them (pg_monitor reads statement texts).';
-COMMENT ON FUNCTION idgen_internal.public_key_random() IS '32 random bytes from pg_strong_random(): a new AES-256 key.';
-COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS 'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
-COMMENT ON COLUMN idgen.public_keys.current IS 'Whether new public IDs are made with this version.';
-COMMENT ON COLUMN idgen.public_keys.created_by IS 'The session user who made the version.';
-COMMENT ON COLUMN idgen.public_keys.dropped_at IS 'When the version was dropped (its key is gone; its public IDs no longer decrypt).';
-COMMENT ON COLUMN idgen.public_keys.fingerprint IS 'idgen.encrypt_id(0, name, version) in hex: equal on two nodes if and only if they hold the same key (but for chance).';
-COMMENT ON FUNCTION idgen.encrypt_id(bigint, text, integer) IS 'Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version NULL: the current one.';
-COMMENT ON FUNCTION idgen.decrypt_id(bigint, text, integer) IS 'The inverse of idgen.encrypt_id(), with the same key version.';
-COMMENT ON FUNCTION idgen.encrypt_id_js_safe(bigint, text, integer) IS 'An ID from 0 to 2^53 - 1 encrypted to one in the same range (JavaScript-safe).';
-COMMENT ON FUNCTION idgen.decrypt_id_js_safe(bigint, text, integer) IS 'The inverse of idgen.encrypt_id_js_safe(), with the same key version.';
-COMMENT ON FUNCTION idgen.encrypt_uuid(uuid, text, integer) IS 'A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).';
-COMMENT ON FUNCTION idgen.decrypt_uuid(uuid, text, integer) IS 'The inverse of idgen.encrypt_uuid(), with the same key version.';
-COMMENT ON FUNCTION idgen.id_to_public(bigint, text) IS 'A bigint''s public text form under the key''s current version: prefix_, 2 characters of key version, 20 of ciphertext.';
-COMMENT ON FUNCTION idgen.public_to_id(text, text) IS 'The bigint of a public text form of the key (any version still kept); another prefix, a damaged string or another key''s is an error (22P02).';
-COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS 'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
-COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS 'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
-REVOKE EXECUTE ON FUNCTION idgen_internal.public_key_random(), idgen_internal.public_key_fingerprint(text, integer),
-    idgen_internal.public_keys_changed(), idgen_internal.public_key_check(text, text, bytea), idgen_internal.public_key_in_statement(bytea),
-    idgen.public_key_create(text, text, bytea), idgen.public_key_rotate(text, bytea), idgen.public_key_drop(text, integer),
-    idgen.encrypt_id(bigint, text, integer), idgen.decrypt_id(bigint, text, integer),
-    idgen.encrypt_id_js_safe(bigint, text, integer), idgen.decrypt_id_js_safe(bigint, text, integer),
-    idgen.encrypt_uuid(uuid, text, integer), idgen.decrypt_uuid(uuid, text, integer),
-    idgen.id_to_public(bigint, text), idgen.public_to_id(text, text),
-    idgen.uuid_to_public(uuid, text), idgen.public_to_uuid(text, text) FROM PUBLIC;
+-- Public IDs: everyone may encrypt and decrypt with a key by its name, and see the keys' names,
+-- versions and fingerprints; only superusers read the keys (idgen_internal.public_keys), and
+-- administrators make, rotate and drop them (below, with everything in idgen).
 GRANT EXECUTE ON FUNCTION idgen.encrypt_id(bigint, text, integer), idgen.decrypt_id(bigint, text, integer),
     idgen.encrypt_id_js_safe(bigint, text, integer), idgen.decrypt_id_js_safe(bigint, text, integer),
     idgen.encrypt_uuid(uuid, text, integer), idgen.decrypt_uuid(uuid, text, integer),
     idgen.id_to_public(bigint, text), idgen.public_to_id(text, text),
     idgen.uuid_to_public(uuid, text), idgen.public_to_uuid(text, text),
     idgen_internal.public_key_fingerprint(text, integer) TO PUBLIC;
+
 GRANT SELECT ON idgen.public_keys TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.public_key_random(), idgen_internal.public_key_fingerprint(text, integer),
-    idgen_internal.public_keys_changed(), idgen_internal.public_key_check(text, text, bytea), idgen_internal.public_key_in_statement(bytea),
-    idgen.public_key_create(text, text, bytea), idgen.public_key_rotate(text, bytea), idgen.public_key_drop(text, integer),
-    idgen.encrypt_id(bigint, text, integer), idgen.decrypt_id(bigint, text, integer),
-    idgen.encrypt_id_js_safe(bigint, text, integer), idgen.decrypt_id_js_safe(bigint, text, integer),
-    idgen.encrypt_uuid(uuid, text, integer), idgen.decrypt_uuid(uuid, text, integer),
-    idgen.id_to_public(bigint, text), idgen.public_to_id(text, text),
-    idgen.uuid_to_public(uuid, text), idgen.public_to_uuid(text, text) TO idgen_admin;
 
--- Monitoring: idgen.refusals counts the IDs each stream refused since the server started, per
--- reason (a fixed set, for a metric's label); pg_monitor (every standard monitoring role) reads
--- every status view, the leases without their lease numbers.
-CREATE  FUNCTION idgen_internal."refusal_counts"() RETURNS TABLE (
-	"stream" TEXT,  /* String */
-	"reason" TEXT,  /* String */
-	"refusals" bigint  /* i64 */
-)
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'refusal_counts_wrapper';
-CREATE VIEW idgen.refusals AS SELECT * FROM idgen_internal.refusal_counts();
-COMMENT ON VIEW idgen.refusals IS 'How often this node refused to make an ID since the server started, per stream (snowflake, msgid, uuidv7) and reason (a fixed set: standby, mark_unreadable, layout_refused, upgraded_without_mark, other_system, worker_id_unset, clock_behind, sequence_exhausted, before_epoch, layout_exhausted, mark_not_written, lease_missing, lease_lapsed, lease_ceiling); every pair has a row, zero included.';
-COMMENT ON COLUMN idgen.refusals.stream IS 'snowflake, msgid or uuidv7.';
-COMMENT ON COLUMN idgen.refusals.reason IS 'Why, from a fixed set (a label of a metric: never renamed).';
-COMMENT ON COLUMN idgen.refusals.refusals IS 'Calls for IDs of the stream refused for that reason since the server started (a refused batch counts once, whatever its size).';
-COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
-  'The rows of the idgen.refusals view.';
-REVOKE ALL ON idgen.refusals FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION idgen_internal.refusal_counts() FROM PUBLIC;
-GRANT SELECT ON idgen.refusals TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.refusal_counts() TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.refusal_counts() TO idgen_admin;
-GRANT SELECT ON idgen.segment_status TO pg_monitor;
-GRANT SELECT (worker_id, code, state, host, pid, ttl, acquired_at, heartbeat_at, expires_at,
-    released_at, last_ts, next_start_after) ON idgen.worker_leases TO pg_monitor;
-GRANT EXECUTE ON FUNCTION idgen_internal.segment_cache(), idgen_internal.worker_free_at(idgen.workers),
-    idgen_internal.worker_start_after(idgen.workers) TO pg_monitor;
--- The segment allocators of the cluster: how many run, and the waits for a slot.
-CREATE  FUNCTION idgen_internal."segment_allocator_usage"() RETURNS TABLE (
-	"allocators" bigint,  /* i64 */
-	"allocator_slots" bigint,  /* i64 */
-	"slot_waits" bigint,  /* i64 */
-	"start_failures" bigint  /* i64 */
-)
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'segment_allocator_usage_wrapper';
-CREATE VIEW idgen.segment_allocators AS SELECT * FROM idgen_internal.segment_allocator_usage();
-COMMENT ON VIEW idgen.segment_allocators IS 'The segment allocator workers of the whole cluster (one per database that uses segment mode): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
-COMMENT ON COLUMN idgen.segment_allocators.allocators IS 'Allocator workers running or starting in the cluster.';
-COMMENT ON COLUMN idgen.segment_allocators.allocator_slots IS 'How many may run at once.';
-COMMENT ON COLUMN idgen.segment_allocators.slot_waits IS 'Times since the server started that a caller found every allocator slot taken by other databases (it waits, then 53000).';
-COMMENT ON COLUMN idgen.segment_allocators.start_failures IS 'Times since the server started that no background-worker slot was free to start an allocator (raise max_worker_processes).';
-COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
-  'The row of the idgen.segment_allocators view.';
-REVOKE ALL ON idgen.segment_allocators FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() FROM PUBLIC;
-GRANT SELECT ON idgen.segment_allocators TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.segment_allocator_usage() TO idgen_admin;
+-- Table owners: moving their key columns onto snowflake_next() (SECURITY INVOKER: ALTER TABLE's own
+-- checks decide what a caller may change).
+GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean, boolean),
+    idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) TO PUBLIC;
 
--- The designs by their public names (RongCloud's message IDs, raindrop's worker table, Didi
--- Tinyid and Meituan Leaf), not by the numbers of this project's notes: the comments that named
--- them so, and idgen.worker_acquire, whose hint and a comment in its body did (CREATE OR REPLACE
--- keeps its privileges and comment).
-COMMENT ON FUNCTION msgid_next(integer, text) IS
-  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
-COMMENT ON TABLE idgen.segments IS 'Segment mode (Didi Tinyid, Meituan Leaf): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
-COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
-CREATE OR REPLACE FUNCTION idgen.worker_acquire(
-    code text, ttl interval DEFAULT '60 seconds', min_id integer DEFAULT NULL, max_id integer DEFAULT NULL,
-    OUT worker_id integer, OUT lease bigint, OUT expires_at timestamptz, OUT start_after timestamptz)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-#variable_conflict use_variable
-DECLARE
-    lo integer;
-    hi integer;
-    grace interval := current_setting('idgen.worker_lease_grace')::interval;
-    r idgen.workers;
-    gap integer;
-    pass integer;
-    top integer;
-    starts integer[];
-    -- bigint: a range may end at the largest integer, and c walks one past it.
-    c bigint;
-    tries integer;
-    skipped integer;
-    attempt integer;
-    -- The worker id this server makes its own Snowflake IDs with, when an operator set it: a
-    -- coordinator that also makes IDs never leases its own id to another holder.
-    own integer := CASE WHEN current_setting('idgen.worker_id_source') = 'setting'
-                         AND (SELECT s.source FROM pg_settings s WHERE s.name = 'idgen.worker_id') <> 'default'
-                        THEN current_setting('idgen.worker_id')::integer END;
-    -- The worker id of its IDs at a past time (snowflake_at), when it backfills: no live holder
-    -- may ever make IDs with it.
-    backfill integer := nullif(coalesce(current_setting('idgen.backfill_worker_id', true), '-1')::integer, -1);
-    -- The ids this server keeps for itself, never leased.
-    kept integer[] := array_remove(ARRAY[own, backfill], NULL);
-    span bigint;
-    n_held bigint;
-    n_grace bigint;
-    n_rows bigint;
-    soonest timestamptz;
-    -- Lease numbers grow by a random step of up to 2^40 (from the strong random source behind
-    -- gen_random_uuid()): they stay a fencing token, later holders have larger ones, and only
-    -- the holder knows its own, which is what heartbeat and release check.
-    step bigint := ('x' || left(replace(gen_random_uuid()::text, '-', ''), 10))::bit(40)::bigint + 1;
-BEGIN
-    hi := idgen_internal.worker_lease_precheck('worker_acquire');
-    IF code IS NULL OR length(code) NOT BETWEEN 1 AND 255 THEN
-        RAISE EXCEPTION 'idgen.worker_acquire: code must be 1 to 255 characters'
-            USING ERRCODE = '22023', HINT = 'Use a name unique to the holder, e.g. ''10.0.0.7:8080#a4:5e:60:b2:1c:0f'' (ip:port#mac, as raindrop does).';
-    END IF;
-    IF ttl IS NULL OR ttl < interval '1 second' OR ttl > interval '7 days' THEN
-        RAISE EXCEPTION 'idgen.worker_acquire: ttl is %, it must be between 1 second and 7 days', coalesce(ttl::text, 'NULL')
-            USING ERRCODE = '22023', HINT = 'Renew the lease with idgen.worker_heartbeat() several times per ttl.';
-    END IF;
-    lo := coalesce(min_id, 0);
-    hi := coalesce(max_id, hi);
-    IF lo < 0 OR hi < lo THEN
-        RAISE EXCEPTION 'idgen.worker_acquire: min_id % and max_id % are not a range of worker ids', lo, hi
-            USING ERRCODE = '22023', HINT = 'Give 0 <= min_id <= max_id, within the worker bits of the holders'' layout.';
-    END IF;
-    span := hi::bigint - lo + 1 - (SELECT count(DISTINCT k) FROM unnest(kept) k WHERE k BETWEEN lo AND hi);
-    IF span = 0 AND own BETWEEN lo AND hi THEN
-        RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s own worker id', lo, hi, own
-            USING ERRCODE = '53000',
-                  DETAIL = 'This server makes Snowflake IDs with idgen.worker_id = ' || own || ', so it never leases that id to another holder.',
-                  HINT = 'Widen min_id/max_id, or give this server a worker id outside the range its holders lease in.';
-    ELSIF span = 0 THEN
-        RAISE EXCEPTION 'no worker id is free between % and %: % is this server''s backfill worker id', lo, hi, backfill
-            USING ERRCODE = '53000',
-                  DETAIL = 'This server makes IDs at a past time with idgen.backfill_worker_id = ' || backfill || ', so it never leases that id to another holder.',
-                  HINT = 'Widen min_id/max_id, or give this server a backfill worker id outside the range its holders lease in.';
-    END IF;
-    IF current_setting('synchronous_commit') = 'off' THEN
-        -- A lease a crash could forget might be handed out twice.
-        PERFORM set_config('synchronous_commit', 'local', true);
-    END IF;
+-- What they and the key-type check (run by anyone's DDL) call: a type's base type, and a
+-- column's largest value read as its table's owner, for a caller who may read the column.
+GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
 
-    -- 1. The id this code held before, if it is free (raindrop's PriorityEqualCodeWorkId).
-    SELECT * INTO r FROM idgen.workers w
-     WHERE w.code = code AND w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)
-       AND idgen_internal.worker_free_at(w) <= clock_timestamp()
-     ORDER BY w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
-    -- 2. and 3., tried again while the range has an id never leased that others were claiming
-    -- as we looked (a loser of a race must not be told "none is free" while one is).
-    <<attempts>>
-    FOR attempt IN 1..8 LOOP
-        EXIT attempts WHEN r.worker_id IS NOT NULL;
-        IF attempt > 1 THEN
-            PERFORM pg_sleep(0.001 * attempt);
-        END IF;
-        tries := 0;
-        skipped := 0;
-        -- 2. An id never leased. First the cheap places: lo, and above the highest leased id
-        -- (index lookups). Only when those are taken, the gaps between leased ids (a scan of the
-        -- range, which then holds at most hi - lo + 1 rows).
-        <<passes>>
-        FOR pass IN 1..2 LOOP
-            IF pass = 1 THEN
-                SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
-                starts := ARRAY[lo] || CASE WHEN top < hi THEN ARRAY[top + 1] ELSE '{}'::integer[] END;
-            ELSE
-                starts := ARRAY(
-                    SELECT w.worker_id + 1 FROM idgen.workers w
-                     WHERE w.worker_id >= lo AND w.worker_id < hi
-                       AND NOT EXISTS (SELECT 1 FROM idgen.workers x WHERE x.worker_id = w.worker_id + 1)
-                     ORDER BY 1 LIMIT 16);
-            END IF;
-            FOREACH gap IN ARRAY starts LOOP
-                c := gap;
-                WHILE c <= hi AND tries < 64 AND skipped < 4096 LOOP
-                    IF c = ANY (kept) THEN
-                        c := c + 1;
-                        CONTINUE;
-                    END IF;
-                    -- Another acquirer claiming c holds this lock until it commits: skip, as SKIP
-                    -- LOCKED does for rows (cheap, and bounded by the number of acquirers at
-                    -- once). ON CONFLICT finds ids committed since we looked.
-                    IF NOT pg_try_advisory_xact_lock(1768161281, c::integer) THEN
-                        skipped := skipped + 1;
-                    ELSE
-                        tries := tries + 1;
-                        INSERT INTO idgen.workers AS w (worker_id, code, host, pid, lease, ttl,
-                                                        acquired_at, heartbeat_at, expires_at)
-                        VALUES (c, code, coalesce(host(inet_client_addr()), 'local'), pg_backend_pid(), step, ttl,
-                                clock_timestamp(), clock_timestamp(), clock_timestamp() + ttl)
-                        ON CONFLICT ON CONSTRAINT workers_pkey DO NOTHING
-                        RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
-                        IF FOUND THEN
-                            start_after := NULL;
-                            RETURN;
-                        END IF;
-                        -- c is taken; the ids right above it probably are too: go to the next start.
-                        EXIT WHEN pass = 1 AND gap = lo;
-                        IF pass = 1 THEN
-                            -- Others committed ids above the top we saw: look for the top again
-                            -- rather than walk behind them one id at a time.
-                            SELECT max(w.worker_id) INTO top FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi;
-                            c := greatest(c, top::bigint);
-                        END IF;
-                    END IF;
-                    c := c + 1;
-                END LOOP;
-                EXIT passes WHEN tries >= 64 OR skipped >= 4096;
-            END LOOP;
-        END LOOP;
-        -- 3. The id that has been free the longest.
-        SELECT * INTO r FROM idgen.workers w
-         WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)
-           AND idgen_internal.worker_free_at(w) <= clock_timestamp()
-         ORDER BY idgen_internal.worker_free_at(w), w.worker_id LIMIT 1 FOR UPDATE SKIP LOCKED;
-        -- Nothing free: true when every id of the range has a row; otherwise another acquirer
-        -- holds the advisory lock of each id not yet leased, and may yet roll back.
-        EXIT attempts WHEN r.worker_id IS NULL
-            AND (SELECT count(*) FROM idgen.workers w
-                  WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept)) >= span;
-    END LOOP;
-    IF r.worker_id IS NULL THEN
-        SELECT count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at > clock_timestamp()),
-               count(*) FILTER (WHERE w.released_at IS NULL AND w.expires_at <= clock_timestamp()),
-               min(idgen_internal.worker_free_at(w)) FILTER (WHERE w.released_at IS NULL),
-               count(*)
-          INTO n_held, n_grace, soonest, n_rows
-          FROM idgen.workers w WHERE w.worker_id BETWEEN lo AND hi AND w.worker_id <> ALL (kept);
-        RAISE EXCEPTION 'no worker id is free between % and %: % held, % expired and waiting out the grace period',
-                lo, hi, n_held, n_grace
-            USING ERRCODE = '53000',
-                  DETAIL = format('An expired lease can be taken again %s s after it expires (idgen.worker_lease_grace). The soonest is free at %s.',
-                                  extract(epoch FROM grace)::float8, coalesce(soonest::text, 'no time yet'))
-                           || CASE WHEN n_rows < span THEN format(' The other %s ids of the range were being claimed by other acquirers, which may yet roll back: try again.', span - n_rows) ELSE '' END
-                           || CASE WHEN own BETWEEN lo AND hi THEN format(' Id %s is this server''s own worker id (idgen.worker_id), never leased.', own) ELSE '' END
-                           || CASE WHEN backfill BETWEEN lo AND hi THEN format(' Id %s is this server''s backfill worker id (idgen.backfill_worker_id), never leased.', backfill) ELSE '' END,
-                  HINT = 'Release ids that are no longer used (idgen.worker_release), let leases expire, or widen min_id/max_id.';
-    END IF;
-    IF r.lease > 9223372036854775807 - step THEN
-        RAISE EXCEPTION 'worker id % has been leased too many times: its lease numbers are used up', r.worker_id
-            USING ERRCODE = '22003', HINT = 'Lease another id (min_id/max_id), or retire this one.';
-    END IF;
-    start_after := idgen_internal.worker_start_after(r);
-    UPDATE idgen.workers w
-       SET code = code, host = coalesce(host(inet_client_addr()), 'local'), pid = pg_backend_pid(),
-           lease = w.lease + step, ttl = ttl, acquired_at = clock_timestamp(), heartbeat_at = clock_timestamp(),
-           expires_at = clock_timestamp() + ttl, released_at = NULL, last_ts = start_after
-     WHERE w.worker_id = r.worker_id
-    RETURNING w.worker_id, w.lease, w.expires_at INTO worker_id, lease, expires_at;
-END
-$$;
--- idgen.layouts.name: what a layout that is no preset shows (it never showed its spec).
-COMMENT ON COLUMN idgen.layouts.name IS 'Preset name; for this node''s layout when it is no preset: custom, or the preset''s name followed by (customised) when the spec changes one (idgen.status.layout_spec shows the spec).';
+-- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
+-- search_path; segment_alloc goes through the allocator worker.
+GRANT EXECUTE ON FUNCTION idgen.worker_acquire(text, interval, integer, integer),
+    idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint),
+    idgen.worker_release(integer, text, timestamp with time zone, bigint),
+    idgen.segment_alloc(text) TO idgen_client;
 
--- Partitioning by the time inside the key: the key bounds of a time range, and the width of a
--- span of time in IDs (docs/partitioning.md).
-CREATE FUNCTION id_range(since timestamptz, before timestamptz)
-RETURNS TABLE (lower bigint, upper bigint)
-STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_range_wrapper';
-CREATE FUNCTION id_range(since timestamptz, before timestamptz, layout text)
-RETURNS TABLE (lower bigint, upper bigint)
-IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_range_with_wrapper';
-CREATE FUNCTION id_span(span interval) RETURNS bigint
-STRICT STABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_span_wrapper';
-CREATE FUNCTION id_span(span interval, layout text) RETURNS bigint
-IMMUTABLE PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'id_span_with_wrapper';
-CREATE FUNCTION uuidv7_range(since timestamptz, before timestamptz)
-RETURNS TABLE (lower uuid, upper uuid)
-IMMUTABLE STRICT PARALLEL SAFE LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
-COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
-  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
-COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
-  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
-COMMENT ON FUNCTION id_span(interval) IS
-  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
-COMMENT ON FUNCTION id_span(interval, text) IS
-  'How many IDs of a named layout or layout spec a span of time covers.';
-COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
-  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
+-- Administrators: everything in idgen (and the functions behind its views).
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA idgen, idgen_internal TO idgen_admin;
 
--- IDs at a past time (docs/backfill.md): the counters, as sql/install/backfill.sql makes them.
-CREATE TABLE idgen_internal.backfill_counters (
-    stream     integer NOT NULL CHECK (stream >= -1),
-    bucket     bigint NOT NULL CHECK (bucket >= 0),
-    next_seq   integer NOT NULL CHECK (next_seq >= 0),
-    updated_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    PRIMARY KEY (stream, bucket)
-);
-COMMENT ON TABLE idgen_internal.backfill_counters IS 'IDs at a past time (snowflake_at, uuidv7_at): per stream (the backfill worker id, -1 for UUIDv7s) and bucket of 1,024 ticks, the first sequence number no backfill has had. Written only by the allocator worker; never move a counter back or delete a row.';
-REVOKE ALL ON idgen_internal.backfill_counters FROM PUBLIC;
--- pg_dump keeps the counters, so backfills after a restore continue above them.
-SELECT pg_catalog.pg_extension_config_dump('idgen_internal.backfill_counters', '');
-
--- A counter moved back, or a row deleted, would hand its numbers out again.
-CREATE FUNCTION idgen_internal.backfill_counters_guard() RETURNS trigger LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    IF TG_OP = 'UPDATE' THEN
-        IF NEW.stream <> OLD.stream OR NEW.bucket <> OLD.bucket OR NEW.next_seq < OLD.next_seq THEN
-            RAISE EXCEPTION 'a backfill counter can only move forward'
-                USING ERRCODE = '22023',
-                      HINT = 'Its numbers may have been handed out; to start over, set idgen.backfill_worker_id to a worker id no node has used.';
-        END IF;
-        RETURN NEW;
-    END IF;
-    RAISE EXCEPTION 'the rows of idgen_internal.backfill_counters cannot be deleted'
-        USING ERRCODE = '55000',
-              HINT = 'Their numbers may have been handed out; to start over, set idgen.backfill_worker_id to a worker id no node has used.';
-END $$;
-COMMENT ON FUNCTION idgen_internal.backfill_counters_guard() IS 'Trigger of idgen_internal.backfill_counters: a counter only moves forward, and no row is deleted (their numbers may have been handed out).';
-CREATE TRIGGER backfill_counters_forward BEFORE UPDATE OR DELETE ON idgen_internal.backfill_counters
-    FOR EACH ROW EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
-CREATE TRIGGER backfill_counters_keep BEFORE TRUNCATE ON idgen_internal.backfill_counters
-    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
-CREATE FUNCTION snowflake_at(ts timestamptz) RETURNS bigint
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_at_wrapper';
-CREATE FUNCTION snowflake_at_batch(ts timestamptz[]) RETURNS bigint[]
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'snowflake_at_batch_wrapper';
-CREATE FUNCTION uuidv7_at(ts timestamptz) RETURNS uuid
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_at_wrapper';
-CREATE FUNCTION uuidv7_at_batch(ts timestamptz[]) RETURNS uuid[]
-STRICT VOLATILE PARALLEL RESTRICTED LANGUAGE c AS 'MODULE_PATHNAME', 'uuidv7_at_batch_wrapper';
-COMMENT ON FUNCTION snowflake_at(timestamptz) IS
-  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
-COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
-  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
-COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
-  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
-COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
-  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
+-- IDs at a past time: administrators, and the roles they grant them to (docs/backfill.md).
 REVOKE EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
     uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) FROM PUBLIC;
+
 -- WITH GRANT OPTION: a member of idgen_admin who is no superuser may grant them on.
 GRANT EXECUTE ON FUNCTION snowflake_at(timestamptz), snowflake_at_batch(timestamptz[]),
     uuidv7_at(timestamptz), uuidv7_at_batch(timestamptz[]) TO idgen_admin WITH GRANT OPTION;
-REVOKE EXECUTE ON FUNCTION idgen_internal.backfill_counters_guard() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen_internal.backfill_counters_guard() TO idgen_admin;
+
+-- (Deleting a row of idgen.segments_retired is how an administrator lets a dropped type's IDs be
+-- handed out again.)
+GRANT SELECT, INSERT, UPDATE, DELETE ON idgen.segments, idgen.segments_retired, idgen.workers TO idgen_admin;
+
+-- (idgen.snowflake_start_after() records this system in idgen.node_origins.)
+GRANT SELECT, INSERT, DELETE ON idgen.node_origins TO idgen_admin;
+
+GRANT SELECT ON idgen.segment_status, idgen.worker_leases TO idgen_admin;
+
+-- Monitoring: pg_monitor, and so every standard monitoring role (postgres_exporter, sql_exporter,
+-- CloudNativePG's exporter), reads every status view, with nothing secret in it: the segment
+-- types and their ranges, and the leases without their lease numbers (a holder's proof at
+-- heartbeat and release). The views run these functions with the reader's rights.
+GRANT SELECT ON idgen.segment_status TO pg_monitor;
+
+GRANT SELECT (worker_id, code, state, host, pid, ttl, acquired_at, heartbeat_at, expires_at,
+    released_at, last_ts, next_start_after) ON idgen.worker_leases TO pg_monitor;
+
+GRANT EXECUTE ON FUNCTION idgen_internal.segment_cache(), idgen_internal.worker_free_at(idgen.workers),
+    idgen_internal.worker_start_after(idgen.workers) TO pg_monitor;

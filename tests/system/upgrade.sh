@@ -20,6 +20,28 @@ for f in "$REPO"/sql/released/pg_idgen--*.sql; do
   [ "$(basename "$f")" = "pg_idgen--$NEW.sql" ] || $SUDO install -m 644 "$f" "$EXTDIR/"
 done
 
+# The upgrade script to an unreleased version is made by tools/upgrade_sql.py from the part written
+# by hand (sql/upgrade/) and what this build's install script has that the last release's has not;
+# the one in sql/ must be what it makes. Controls: a statement missing from it, and a changed
+# object the part by hand does not speak of.
+if ! grep -q "sql/released/pg_idgen--$NEW.sql" "$REPO/sql/released.sha256"; then
+  check "the upgrade script to $NEW is what sql/upgrade/ and this build make (make upgrade-sql)" \
+    python3 "$REPO/tools/upgrade_sql.py" "$EXTDIR/pg_idgen--$NEW.sql" --check
+  script=$(ls "$REPO"/sql/pg_idgen--*--"$NEW".sql)
+  changes="$REPO/sql/upgrade/$(basename "$script" .sql | sed 's/^pg_idgen--//').sql"
+  awk '/^-- @new objects$/ { copying = 1 } copying && /^CREATE/ && !dropped { dropped = 1; skip = 1 }
+       skip { if (/;$/) skip = 0; next } { print }' "$script" >"$WORK/upgrade.short.sql"
+  check "control: a script without one of the new objects fails the check" eq \
+    "$(python3 "$REPO/tools/upgrade_sql.py" "$EXTDIR/pg_idgen--$NEW.sql" --check --script "$WORK/upgrade.short.sql" >/dev/null 2>&1; echo $?)" 1
+  if directive=$(grep -m1 -E '^-- @(replace|changed) ' "$changes"); then
+    grep -vxF -- "$directive" "$changes" >"$WORK/upgrade.changes.sql"
+    object=$(echo "$directive" | sed -E 's/^-- @[a-z]+ //; s/:.*//')
+    check "control: a changed object the part by hand does not speak of is refused ($object)" eq \
+      "$(python3 "$REPO/tools/upgrade_sql.py" "$EXTDIR/pg_idgen--$NEW.sql" --check --changes "$WORK/upgrade.changes.sql" 2>&1 |
+         grep -cxF "  $object changed: say @replace or @changed")" 1
+  fi
+fi
+
 q $PORT "CREATE DATABASE old" && q $PORT "CREATE DATABASE fresh"
 qdb $PORT old "CREATE EXTENSION pg_idgen VERSION '0.1.0'"
 qdb $PORT old "SELECT idgen.segment_create('order', step => 100)" >/dev/null
