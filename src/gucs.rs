@@ -63,6 +63,10 @@ static BACKFILL_DATABASE: GucSetting<Option<std::ffi::CString>> =
 static KEY_TYPE_CHECK: GucSetting<KeyTypeCheck> =
     GucSetting::<KeyTypeCheck>::new(KeyTypeCheck::Error);
 
+/// Userset: whether a condition on the time inside a key adds the key range it implies
+/// (created_at.rs).
+static TIME_CONDITIONS: GucSetting<bool> = GucSetting::<bool>::new(true);
+
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum KeyTypeCheck {
     #[name = c"error"]
@@ -157,6 +161,10 @@ pub fn backfill_database() -> Option<String> {
         .get()
         .map(|c| c.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty())
+}
+
+pub fn time_conditions() -> bool {
+    TIME_CONDITIONS.get()
 }
 
 pub fn lease_mode() -> bool {
@@ -263,6 +271,14 @@ fn int(
 }
 
 pub fn define() {
+    GucRegistry::define_bool_guc(
+        c"idgen.time_conditions",
+        c"Whether a condition on the time inside a key (id_timestamp, uuidv7_timestamp, a virtual created_at over one) also reads only the keys of that time.",
+        c"on: the planner adds the key range the condition implies (id >= idgen_internal.id_time_lower(...)), so the key's index and partition pruning serve it; the original condition stays. off: as any other condition.",
+        &TIME_CONDITIONS,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
     GucRegistry::define_enum_guc(
         c"idgen.key_type_check",
         c"What CREATE/ALTER TABLE does with a column too small for its snowflake_next() or segment_next() default: error, warning or off.",

@@ -9,6 +9,7 @@ use pgrx::{pg_sys, PgSqlErrorCode};
 mod allocator;
 mod backfill;
 mod codec;
+mod created_at;
 mod decode;
 mod gucs;
 mod key_conversion;
@@ -58,6 +59,7 @@ pub extern "C-unwind" fn _PG_init() {
     allocator::init();
     segment::init();
     backfill::init();
+    created_at::init();
     lease::keeper::register();
     roles::init();
 }

@@ -7,6 +7,8 @@ pub mod errors;
 pub mod fast_entry;
 pub mod latest_scan;
 pub mod lwlock;
+pub mod nodes;
+pub mod planner_hook;
 pub mod privilege_hint;
 pub mod recovery;
 pub mod shared_text;

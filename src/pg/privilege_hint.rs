@@ -19,6 +19,7 @@ use pgrx::pg_sys;
 use pgrx::PgSqlErrorCode;
 
 use crate::pg::backend_local::BackendLocal;
+use crate::pg::nodes::cells;
 
 /// Given the name of the object a privilege error is about (the last word of its message, as
 /// PostgreSQL writes it: `permission denied for function segment_create`), the hint to add.
@@ -79,21 +80,6 @@ unsafe fn relids(query: *mut pg_sys::Query, out: &mut Vec<pg_sys::Oid>) {
 type JumbleStatePtr = *mut pg_sys::JumbleState;
 #[cfg(feature = "pg19")]
 type JumbleStatePtr = *const pg_sys::JumbleState;
-
-/// The pointers of a List's cells (none for NULL, the empty List).
-///
-/// SAFETY: `list` is a List of pointers, or NULL.
-unsafe fn cells(list: *mut pg_sys::List) -> Vec<*mut std::ffi::c_void> {
-    if list.is_null() {
-        return Vec::new();
-    }
-    // SAFETY: a valid List of `length` cells.
-    unsafe {
-        (0..(*list).length as usize)
-            .map(|i| (*(*list).elements.add(i)).ptr_value)
-            .collect()
-    }
-}
 
 /// After parse analysis, before any permission check of the statement: records which relations
 /// of `SCHEMAS` it names, then calls the previous hook. (A plan reused without parse analysis, as

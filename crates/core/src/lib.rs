@@ -24,4 +24,5 @@ pub mod origins;
 pub mod presets;
 pub mod public_id;
 pub mod segment;
+pub mod time_bounds;
 pub mod uuid7;
