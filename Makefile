@@ -16,4 +16,4 @@ bench: ## ratios against baselines measured in the same run
 package: ## postgresql-N-pg-idgen_<version>_<arch>.deb for PG=N (tools/package.sh)
 	bash -c 'source tests/helpers/lib.sh && ensure_deps && bash tools/package.sh --pg-config "$$PG_CONFIG"'
 upgrade-sql: ## sql/pg_idgen--<last release>--<version>.sql from sql/upgrade/ and this build (tools/upgrade_sql.py)
-	bash -c 'source tests/helpers/lib.sh && install_extension && python3 tools/upgrade_sql.py "$$("$$PG_CONFIG" --sharedir)/extension/pg_idgen--$$(sed -n "s/^version = \"\(.*\)\"/\1/p" Cargo.toml | head -1).sql" --write'
+	bash -c 'source tests/helpers/lib.sh && install_extension && python3 tools/upgrade_sql.py "$$("$$PG_CONFIG" --sharedir)/extension/pg_idgen--$$(sed -n "s/^version = \"\(.*\)\"/\1/p" Cargo.toml | head -1).sql" --write && install_extension >/dev/null'

@@ -699,8 +699,6 @@ CREATE EVENT TRIGGER idgen_key_types ON ddl_command_end
 COMMENT ON EVENT TRIGGER idgen_key_types IS
   'Checks the type of a column whose default is snowflake_next() or segment_next() (idgen_internal.check_key_types).';
 
- /* pg_idgen::segment::admin::idgen_internal */
-
 CREATE  FUNCTION idgen_internal."segment_moved"(
 	"biz_type" TEXT /* & str */
 ) RETURNS void
@@ -745,8 +743,6 @@ COMMENT ON COLUMN idgen.segment_allocators.slot_waits IS 'Times since the server
 
 COMMENT ON COLUMN idgen.segment_allocators.start_failures IS 'Times since the server started that no background-worker slot was free to start an allocator (raise max_worker_processes).';
 
- /* pg_idgen::public_id::idgen_internal */
-
 CREATE  FUNCTION idgen_internal."public_key_fingerprint"(
 	"name" TEXT, /* & str */
 	"version" INT /* i32 */
@@ -754,6 +750,32 @@ CREATE  FUNCTION idgen_internal."public_key_fingerprint"(
 STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'public_key_fingerprint_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_lower_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_lower"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_lower_wrapper';
 
 CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea /* Vec < u8 > */
 STRICT VOLATILE PARALLEL SAFE
@@ -764,8 +786,6 @@ CREATE FUNCTION idgen_internal."public_keys_changed"()
 	RETURNS TRIGGER
 	LANGUAGE c
 	AS 'MODULE_PATHNAME', 'public_keys_changed_wrapper';
-
- /* pg_idgen::public_id::idgen */
 
 CREATE  FUNCTION idgen."public_to_uuid"(
 	"public_id" TEXT, /* & str */
@@ -1064,8 +1084,6 @@ COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS 'The UUIDv7 of a public 
 
 COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
 
- /* pg_idgen::key_conversion::idgen_internal */
-
 CREATE  FUNCTION idgen_internal."column_max"(
 	"tbl" oid, /* pg_sys :: Oid */
 	"col" TEXT /* & str */
@@ -1295,6 +1313,14 @@ COMMENT ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean,
 COMMENT ON FUNCTION idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) IS
   'idgen.convert_to_snowflake for every sequence-backed column of the caller''s tables in a schema (other roles'' tables are skipped, and named); lists the statements without running them unless dry_run => false.';
 
+CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_upper_wrapper';
+
 CREATE  FUNCTION idgen."read_horizon_uuid"() RETURNS uuid /* Uuid */
 STRICT VOLATILE PARALLEL RESTRICTED 
 LANGUAGE c /* Rust */
@@ -1331,6 +1357,18 @@ COMMENT ON FUNCTION id_worker_id(bigint) IS
 
 COMMENT ON FUNCTION id_worker_id(bigint, text) IS
   'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text) IS
+  'The smallest ID of the layout whose time is at or after ts (after, if not inclusive); NULL if none: what id_timestamp(id, layout) >= ts adds as id >= this (idgen.time_conditions).';
+
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamptz, boolean, text) IS
+  'The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if none: what id_timestamp(id, layout) <= ts adds as id <= this.';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
+  'The smallest UUID whose first 48 bits (a UUIDv7''s millisecond) are at or after ts; NULL if none: what uuidv7_timestamp(id) >= ts adds as id >= this.';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
+  'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
 
 COMMENT ON FUNCTION idgen_internal.stream_status() IS
   'The rows of the idgen.streams view.';
@@ -1537,6 +1575,13 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
 -- What they and the key-type check (run by anyone's DDL) call: a type's base type, and a
 -- column's largest value read as its table's owner, for a caller who may read the column.
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
+
+-- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
+-- every role's queries. IMMUTABLE arithmetic of their arguments, nothing else.
+GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
+    idgen_internal.id_time_upper(timestamptz, boolean, text),
+    idgen_internal.uuidv7_time_lower(timestamptz, boolean),
+    idgen_internal.uuidv7_time_upper(timestamptz, boolean) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -606,7 +606,26 @@ fn lookup(name: &CStr, args: &[pg_sys::Oid]) -> Option<pg_sys::Oid> {
             return None;
         }
         let expected = format!("{}_wrapper", name.to_str().ok()?);
-        (c_symbol(oid)? == expected).then_some(oid)
+        (c_symbol(oid)? == expected && may_execute(oid)).then_some(oid)
+    }
+}
+
+/// Whether the current role may run a function (PUBLIC may run the bound functions unless an
+/// administrator revoked it; then a query gets nothing added rather than an error).
+fn may_execute(oid: pg_sys::Oid) -> bool {
+    // SAFETY: an ACL check in a transaction.
+    unsafe {
+        let role = pg_sys::GetUserId();
+        #[cfg(feature = "pg15")]
+        let result = pg_sys::pg_proc_aclcheck(oid, role, pg_sys::ACL_EXECUTE as pg_sys::AclMode);
+        #[cfg(not(feature = "pg15"))]
+        let result = pg_sys::object_aclcheck(
+            pg_sys::ProcedureRelationId,
+            oid,
+            role,
+            pg_sys::ACL_EXECUTE as pg_sys::AclMode,
+        );
+        result == pg_sys::AclResult::ACLCHECK_OK
     }
 }
 

@@ -119,7 +119,7 @@ def statements(text):
 
 # What pgrx writes around its statements and changes whenever code moves: its markers, and the
 # file, line and Rust path of each function.
-PGRX_NOISE = re.compile(r"^(/\* </?(begin|end) connected objects> \*/|-- src/\S+:\d+|-- [\w:]+::\w+)$")
+PGRX_NOISE = re.compile(r"^(/\* </?(begin|end) connected objects> \*/|-- src/\S+:\d+|-- [\w:]+::\w+|/\* [\w:]+::\w+ \*/)$")
 
 
 def tidy(text):
@@ -155,7 +155,29 @@ def objects(stmts):
     return found
 
 
-def generate(old_text, new_text, changes_text):
+def keep_order(copied, previous):
+    """The copied statements in the order the script in sql/ already has them (`previous`, its
+    text), each new one right after the statement before it in the install script: pgrx's
+    order changes from build to build, and a rewritten file should differ only where the
+    statements do. (The order stays one of the install script's: new statements follow what
+    they followed there; tests/system/upgrade.sh runs the script on every version.)"""
+    if not previous:
+        return copied
+    _, _, copies = previous.partition("\n-- @new objects\n")
+    rank = {}
+    for i, (_, code) in enumerate(statements(copies)):
+        rank.setdefault(code, i)
+    codes = [statements(text)[0][1] if statements(text) else "" for text in copied]
+    out = [c for c in sorted(range(len(copied)), key=lambda i: rank.get(codes[i], -1)) if codes[c] in rank]
+    for i in range(len(copied)):
+        if codes[i] in rank:
+            continue
+        before = [j for j in range(i) if j in out]
+        out.insert(out.index(before[-1]) + 1 if before else 0, i)
+    return [copied[i] for i in out]
+
+
+def generate(old_text, new_text, changes_text, previous=""):
     old, new = statements(old_text), statements(new_text)
     old_objects, new_objects = objects(old), objects(new)
     old_codes = {code for _, code in old}
@@ -212,6 +234,7 @@ def generate(old_text, new_text, changes_text):
             problems.append(f"@replace {key}: no such changed object")
     if problems:
         raise SystemExit("upgrade_sql: refused:\n  " + "\n  ".join(problems))
+    copied = keep_order(copied, previous)
 
     out = []
     marker = False
@@ -269,14 +292,14 @@ def main():
     changes = a.changes or os.path.join(a.repo, f"sql/upgrade/{prev}--{new}.sql")
     target = a.script or os.path.join(a.repo, f"sql/pg_idgen--{prev}--{new}.sql")
     read = lambda p: open(p, encoding="utf-8").read()
+    have = read(target) if os.path.exists(target) else ""
     script = generate(read(os.path.join(a.repo, f"sql/released/pg_idgen--{prev}.sql")),
-                      read(a.new_install), read(changes))
+                      read(a.new_install), read(changes), have)
     if a.write:
         with open(target, "w", encoding="utf-8") as f:
             f.write(script)
         print(f"upgrade_sql: wrote {os.path.relpath(target, a.repo)}")
         return 0
-    have = read(target) if os.path.exists(target) else ""
     if same(have, script):
         print(f"upgrade_sql: {os.path.relpath(target, a.repo)} is what {os.path.relpath(changes, a.repo)} "
               "and this build's install script make")

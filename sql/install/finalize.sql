@@ -25,6 +25,14 @@ COMMENT ON FUNCTION id_from_timestamp(timestamptz) IS
   'The smallest ID of an instant with this node''s layout: WHERE id >= id_from_timestamp(now() - interval ''1 day'') is an index range scan.';
 COMMENT ON FUNCTION id_from_timestamp(timestamptz, text) IS
   'The smallest ID of an instant with a named layout or layout spec.';
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text) IS
+  'The smallest ID of the layout whose time is at or after ts (after, if not inclusive); NULL if none: what id_timestamp(id, layout) >= ts adds as id >= this (idgen.time_conditions).';
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamptz, boolean, text) IS
+  'The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if none: what id_timestamp(id, layout) <= ts adds as id <= this.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
+  'The smallest UUID whose first 48 bits (a UUIDv7''s millisecond) are at or after ts; NULL if none: what uuidv7_timestamp(id) >= ts adds as id >= this.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
+  'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
 COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
   'Rows of the idgen.layouts view.';
 COMMENT ON FUNCTION idgen_internal.node_status() IS
@@ -359,6 +367,12 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
 -- What they and the key-type check (run by anyone's DDL) call: a type's base type, and a
 -- column's largest value read as its table's owner, for a caller who may read the column.
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
+-- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
+-- every role's queries. IMMUTABLE arithmetic of their arguments, nothing else.
+GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
+    idgen_internal.id_time_upper(timestamptz, boolean, text),
+    idgen_internal.uuidv7_time_lower(timestamptz, boolean),
+    idgen_internal.uuidv7_time_upper(timestamptz, boolean) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -1,0 +1,271 @@
+-- The differential test of a free created_at (tests/system/created_at.sh): random conditions on
+-- the time inside keys, over tables of awkward keys, run with idgen.time_conditions off and on
+-- (on: once through the key's index, once as a filter beside the original) must find the same
+-- rows every time. Keys: the first and last ID of ticks and their neighbours, a layout's ends,
+-- IDs of other layouts (random bigints), NULLs; for UUIDs the first and last of milliseconds,
+-- random UUIDv7s, and (where no constraint forbids them) version 1 and 4 UUIDs. Times: the exact
+-- time of a key, a microsecond, a millisecond and a tick either side of it, instants before the
+-- epoch and after the layout's end, infinity, -infinity and NULL, written in several time zones,
+-- as constants, bind parameters or stable expressions; operators <, <=, =, >=, >, BETWEEN, on
+-- either side.
+--
+--   ca_tables()            the tables (ca_tables lists them)
+--   ca_differential(n)     n conditions per table; a row per disagreement (none expected); how
+--                          many conditions ran and how many plans read a key range go to ca_stats
+--   ca_control(n)          the same kind of conditions, checked against a bound one key too tight
+--                          written by hand: returns how many then disagree (more than none: the
+--                          data and conditions reach the very edge of a range)
+
+CREATE TABLE ca_tables (tbl text, decoder text, layout text, key_type text, derives boolean);
+CREATE TABLE ca_stats (conditions int, tables int, ranged int, expected int);
+
+CREATE FUNCTION ca_key(tbl text, k anyelement) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE format('INSERT INTO %I VALUES ($1)', tbl) USING k;
+END $$;
+
+CREATE FUNCTION ca_tables() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    spec text;
+    n int := 0;
+    tbl text;
+    epoch timestamptz;
+    unit interval;
+    max_id bigint;
+    ends timestamptz;
+    t timestamptz;
+    f bigint;
+    g bigint;
+    ms bigint;
+    i int;
+BEGIN
+    FOR spec IN
+        SELECT name FROM idgen.layouts WHERE NOT is_node_layout OR name = 'pg_idgen'
+        UNION ALL SELECT 'twitter epoch=2024-01-01'
+        UNION ALL SELECT 'pg_idgen unit=10ms epoch=2025-06-30'
+    LOOP
+        n := n + 1;
+        tbl := 'ca_s' || n;
+        EXECUTE format('CREATE TABLE %I (id bigint)', tbl);
+        INSERT INTO ca_tables VALUES (tbl, 'id_timestamp', spec, 'bigint', true);
+        epoch := id_timestamp(0, spec);
+        -- The layout's last ID: the largest one its decoder takes (checked, not trusted).
+        max_id := idgen_internal.id_time_upper('infinity', true, spec);
+        PERFORM id_timestamp(max_id, spec);
+        IF max_id < 9223372036854775807 THEN
+            BEGIN
+                PERFORM id_timestamp(max_id + 1, spec);
+                RAISE EXCEPTION 'layout %: % decodes, but is past its last ID %', spec, max_id + 1, max_id;
+            EXCEPTION WHEN invalid_parameter_value THEN NULL;
+            END;
+        END IF;
+        unit := id_timestamp(idgen_internal.id_time_lower(epoch, false, spec), spec) - epoch;
+        ends := id_timestamp(max_id, spec) + unit;
+        FOREACH f IN ARRAY ARRAY[0, 1, max_id - 1, max_id] LOOP
+            PERFORM ca_key(tbl, f);
+        END LOOP;
+        PERFORM ca_key(tbl, NULL::bigint);
+        FOR i IN 1..40 LOOP
+            t := CASE WHEN i <= 5 THEN now() + (i - 3) * unit
+                      ELSE epoch + random() * (least(ends, now() + interval '50 years') - epoch) END;
+            t := greatest(epoch, least(t, ends - unit));
+            f := id_from_timestamp(t, spec);
+            g := CASE WHEN id_timestamp(f, spec) + unit < ends THEN id_from_timestamp(id_timestamp(f, spec) + unit, spec) ELSE NULL END;
+            FOREACH ms IN ARRAY ARRAY[f - 1, f, f + 1, g - 2, g - 1, g]::bigint[] LOOP
+                IF ms BETWEEN 0 AND max_id THEN
+                    PERFORM ca_key(tbl, ms);
+                END IF;
+            END LOOP;
+        END LOOP;
+        FOR i IN 1..60 LOOP
+            PERFORM ca_key(tbl, least(max_id, trunc(random()::numeric * max_id + random()::numeric * 1000000))::bigint);
+        END LOOP;
+        EXECUTE format('CREATE INDEX ON %I (id)', tbl);
+        EXECUTE format('ANALYZE %I', tbl);
+    END LOOP;
+
+    -- UUIDs: version 7 only (uuidv7_timestamp refuses any other), and for PostgreSQL's
+    -- uuid_extract_timestamp the same behind a constraint, and a mix of versions without one.
+    CREATE TABLE ca_u7 (id uuid);
+    INSERT INTO ca_tables VALUES ('ca_u7', 'uuidv7_timestamp', NULL, 'uuid', true);
+    FOR i IN 1..60 LOOP
+        ms := CASE WHEN i <= 4 THEN (ARRAY[0, 1, 281474976710654, 281474976710655])[i]
+                   ELSE (extract(epoch FROM now()) * 1000)::bigint + (random() * 4000 - 2000)::bigint END;
+        INSERT INTO ca_u7 VALUES
+            ((lpad(to_hex(ms), 12, '0') || '7000' || '8000' || '000000000000')::uuid),
+            ((lpad(to_hex(ms), 12, '0') || '7fff' || 'bfff' || 'ffffffffffff')::uuid),
+            (uuidv7_next());
+    END LOOP;
+    INSERT INTO ca_u7 VALUES (NULL);
+    CREATE INDEX ON ca_u7 (id);
+    IF current_setting('server_version_num')::int >= 170000 THEN
+        EXECUTE 'CREATE TABLE ca_ux (id uuid CHECK (uuid_extract_version(id) = 7))';
+        INSERT INTO ca_ux SELECT id FROM ca_u7;
+        CREATE INDEX ON ca_ux (id);
+        INSERT INTO ca_tables VALUES ('ca_ux', 'uuid_extract_timestamp', NULL, 'uuid', true);
+        -- Version 1 UUIDs carry their time elsewhere: nothing may be derived here.
+        CREATE TABLE ca_umix (id uuid);
+        INSERT INTO ca_umix SELECT id FROM ca_u7;
+        INSERT INTO ca_umix VALUES ('c232ab00-9414-11ec-b3c8-9e6bdeced846'), ('00000000-0000-1000-8000-000000000000'),
+                                   ('ffffffff-ffff-1fff-bfff-ffffffffffff'), (gen_random_uuid()), (gen_random_uuid());
+        CREATE INDEX ON ca_umix (id);
+        INSERT INTO ca_tables VALUES ('ca_umix', 'uuid_extract_timestamp', NULL, 'uuid', false);
+    END IF;
+    ANALYZE;
+END $$;
+
+-- A time to compare with, as SQL text: near a key of the table, or anywhere.
+CREATE FUNCTION ca_time(tbl text, decoder text, layout text) RETURNS timestamptz LANGUAGE plpgsql AS $$
+DECLARE
+    t timestamptz;
+    pick float8 := random();
+BEGIN
+    IF pick < 0.04 THEN RETURN 'infinity';
+    ELSIF pick < 0.08 THEN RETURN '-infinity';
+    ELSIF pick < 0.11 THEN RETURN NULL;
+    ELSIF pick < 0.2 THEN
+        RETURN now() + (random() * 200 - 100) * interval '1 year';
+    END IF;
+    IF decoder = 'id_timestamp' THEN
+        EXECUTE format('SELECT id_timestamp(id, %L) FROM %I WHERE id IS NOT NULL ORDER BY random() LIMIT 1', layout, tbl) INTO t;
+    ELSE
+        EXECUTE format('SELECT uuidv7_timestamp(id) FROM %I WHERE id IS NOT NULL AND substr(id::text, 15, 1) = %L ORDER BY random() LIMIT 1', tbl, '7') INTO t;
+    END IF;
+    RETURN t + (ARRAY[interval '0', interval '1 microsecond', interval '-1 microsecond', interval '1 millisecond',
+                      interval '-1 millisecond', interval '999 microseconds', interval '10 milliseconds',
+                      interval '-10 milliseconds', interval '1 second', interval '-1 second'])[1 + floor(random() * 10)::int];
+END $$;
+
+-- One random condition on table row r: (the WHERE text, its parameter or NULL).
+CREATE FUNCTION ca_condition(r ca_tables, OUT cond text, OUT param timestamptz) LANGUAGE plpgsql AS $$
+DECLARE
+    f text := CASE WHEN r.layout IS NULL THEN format('%s(id)', r.decoder)
+                   ELSE format('%s(id, %L)', r.decoder, r.layout) END;
+    op text := (ARRAY['<', '<=', '=', '>=', '>'])[1 + floor(random() * 5)::int];
+    t1 timestamptz := ca_time(r.tbl, r.decoder, r.layout);
+    t2 timestamptz := ca_time(r.tbl, r.decoder, r.layout);
+    how float8 := random();
+    zone text := (ARRAY['UTC', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham', 'Pacific/Kiritimati'])[1 + floor(random() * 5)::int];
+    lit1 text;
+    lit2 text;
+BEGIN
+    PERFORM set_config('TimeZone', zone, true);
+    lit1 := coalesce(quote_literal(t1::text) || '::timestamptz', 'NULL::timestamptz');
+    lit2 := coalesce(quote_literal(t2::text) || '::timestamptz', 'NULL::timestamptz');
+    IF how < 0.15 THEN
+        cond := format('%s BETWEEN %s AND %s', f, lit1, lit2);
+    ELSIF how < 0.3 THEN
+        cond := format('%s %s %s', f, op, '$1');
+        param := t1;
+    ELSIF how < 0.4 AND isfinite(t1) THEN
+        -- A stable expression: the same instant, through now().
+        cond := format('%s %s now() - (now() - %s)', f, op, lit1);
+    ELSIF how < 0.65 THEN
+        cond := format('%s %s %s', lit1, op, f);
+    ELSE
+        cond := format('%s %s %s', f, op, lit1);
+    END IF;
+END $$;
+
+-- The ids a condition finds (sorted text); whether the plan read a key range (or none at all);
+-- whether it read the key's index with any condition.
+CREATE FUNCTION ca_rows(tbl text, cond text, param timestamptz, OUT ids text, OUT ranged boolean, OUT indexed boolean) LANGUAGE plpgsql AS $$
+DECLARE
+    plan text := '';
+    line text;
+BEGIN
+    EXECUTE format('SELECT coalesce(string_agg(id::text, '','' ORDER BY id), '''') FROM %I WHERE %s', tbl, cond) INTO ids USING param;
+    FOR line IN EXECUTE format('EXPLAIN SELECT id FROM %I WHERE %s', tbl, cond) USING param LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    -- A range on the key, or no row at all (a NULL time: PostgreSQL folds the condition).
+    ranged := plan ~ 'Index Cond: \(\(?id [<>]=' OR plan ~ 'One-Time Filter: false';
+    indexed := plan ~ 'Index Cond';
+END $$;
+
+CREATE FUNCTION ca_differential(n int) RETURNS TABLE (tbl text, cond text, param timestamptz, off_rows text, on_rows text, how text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    r ca_tables;
+    c record;
+    off_r record;
+    on_r record;
+    conditions int := 0;
+    ranged int := 0;
+    expected int := 0;
+    i int;
+BEGIN
+    FOR r IN SELECT * FROM ca_tables LOOP
+        FOR i IN 1..n LOOP
+            SELECT * INTO c FROM ca_condition(r);
+            conditions := conditions + 1;
+            PERFORM set_config('idgen.time_conditions', 'off', true);
+            PERFORM set_config('enable_seqscan', 'on', true);
+            SELECT * INTO off_r FROM ca_rows(r.tbl, c.cond, c.param);
+            PERFORM set_config('idgen.time_conditions', 'on', true);
+            -- Through the index: the added range decides which rows are read at all.
+            PERFORM set_config('enable_seqscan', 'off', true);
+            SELECT * INTO on_r FROM ca_rows(r.tbl, c.cond, c.param);
+            IF r.derives THEN
+                expected := expected + 1;
+                ranged := ranged + on_r.ranged::int;
+            ELSIF on_r.indexed THEN
+                tbl := r.tbl; cond := c.cond; param := c.param; off_rows := ''; on_rows := ''; how := 'derived where nothing may be';
+                RETURN NEXT;
+            END IF;
+            IF on_r.ids IS DISTINCT FROM off_r.ids THEN
+                tbl := r.tbl; cond := c.cond; param := c.param; off_rows := off_r.ids; on_rows := on_r.ids; how := 'index';
+                RETURN NEXT;
+            END IF;
+            -- As a filter beside the original, row by row.
+            PERFORM set_config('enable_seqscan', 'on', true);
+            PERFORM set_config('enable_indexscan', 'off', true);
+            PERFORM set_config('enable_bitmapscan', 'off', true);
+            SELECT * INTO on_r FROM ca_rows(r.tbl, c.cond, c.param);
+            PERFORM set_config('enable_indexscan', 'on', true);
+            PERFORM set_config('enable_bitmapscan', 'on', true);
+            IF on_r.ids IS DISTINCT FROM off_r.ids THEN
+                tbl := r.tbl; cond := c.cond; param := c.param; off_rows := off_r.ids; on_rows := on_r.ids; how := 'filter';
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END LOOP;
+    INSERT INTO ca_stats VALUES (conditions, (SELECT count(*) FROM ca_tables), ranged, expected);
+    IF ranged < expected THEN
+        tbl := NULL; cond := format('%s of %s plans read no key range', expected - ranged, expected); how := 'coverage';
+        RETURN NEXT;
+    END IF;
+END $$;
+
+-- The control: the original condition and, by hand, a bound one key (one UUID) too tight, with
+-- the derivation off. Returns how many conditions then find other rows than the original alone.
+CREATE FUNCTION ca_control(n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+    r ca_tables;
+    t timestamptz;
+    lower_side boolean;
+    op text;
+    f text;
+    tight text;
+    a text;
+    b text;
+    differ int := 0;
+    i int;
+BEGIN
+    PERFORM set_config('idgen.time_conditions', 'off', true);
+    FOR r IN SELECT * FROM ca_tables WHERE derives AND key_type = 'bigint' LOOP
+        FOR i IN 1..n LOOP
+            t := ca_time(r.tbl, r.decoder, r.layout);
+            op := (ARRAY['<', '<=', '>=', '>'])[1 + floor(random() * 4)::int];
+            lower_side := op LIKE '>%';
+            f := format('id_timestamp(id, %L) %s $1', r.layout, op);
+            tight := CASE WHEN lower_side
+                          THEN format('id >= idgen_internal.id_time_lower($1, %L, %L) + 1', op = '>=', r.layout)
+                          ELSE format('id <= idgen_internal.id_time_upper($1, %L, %L) - 1', op = '<=', r.layout) END;
+            EXECUTE format('SELECT coalesce(string_agg(id::text, '','' ORDER BY id), '''') FROM %I WHERE %s', r.tbl, f) INTO a USING t;
+            EXECUTE format('SELECT coalesce(string_agg(id::text, '','' ORDER BY id), '''') FROM %I WHERE %s AND %s', r.tbl, f, tight) INTO b USING t;
+            differ := differ + (a IS DISTINCT FROM b)::int;
+        END LOOP;
+    END LOOP;
+    RETURN differ;
+END $$;
