@@ -110,6 +110,8 @@ if [ "$MAJOR" -ge 18 ]; then
   # view or uuid_extract_timestamp; this check says when that changes.
   check "a virtual column over id_timestamp: PostgreSQL $MAJOR refuses it (the docs' recipe is a view)" grep -q "user-defined function" \
     <<<"$(q $PORT "ALTER TABLE orders ADD created_at timestamptz GENERATED ALWAYS AS (id_timestamp(id, 'pg_idgen')) VIRTUAL" 2>&1)"
+  check "docs/uuidv7.md runs as written, its virtual created_at too" \
+    python3 "$REPO/tools/doctest.py" --port $PORT --with pg18 "$REPO/docs/uuidv7.md"
 else
   echo "  skipped: virtual generated columns (PostgreSQL 18 and later; this is $MAJOR)"
 fi
