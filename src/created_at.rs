@@ -536,8 +536,7 @@ unsafe fn only_version_7(
 fn c_symbol(funcid: pg_sys::Oid) -> Option<String> {
     // SAFETY: a syscache lookup and release, in a transaction.
     unsafe {
-        let tup =
-            pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::PROCOID as i32, funcid.into());
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::PROCOID as _, funcid.into());
         if tup.is_null() {
             return None;
         }
@@ -547,7 +546,7 @@ fn c_symbol(funcid: pg_sys::Oid) -> Option<String> {
         {
             let mut isnull = false;
             let d = pg_sys::SysCacheGetAttr(
-                pg_sys::SysCacheIdentifier::PROCOID as i32,
+                pg_sys::SysCacheIdentifier::PROCOID as _,
                 tup,
                 pg_sys::Anum_pg_proc_prosrc as i16,
                 &mut isnull,

@@ -14,7 +14,9 @@ use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_null, out_of_range, IdError, OrRaise};
 use pg_idgen_core::layout::{Field, Layout, LayoutError};
 
-use crate::pg::time::{ms_of_ts, ts_of_ms};
+use crate::pg::fast_entry::{fast_entry, Call};
+use crate::pg::time::{ms_of_ts, pg_us_of_ms, ts_of_ms};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// The layout named last, parsed: a query that decodes many rows with one layout parses it once.
 static LAST_NAMED: BackendLocal<Option<(String, Layout)>> = BackendLocal::new(None);
@@ -60,6 +62,10 @@ type Decoded = (
     name!(layout, Option<String>),
 );
 
+/// Times up to this (ms since 1970) decode without a warning: what the guarded path last saw the
+/// clock allow, kept for the fast path (a plain static: each backend has its own).
+static QUIET_UNTIL_MS: AtomicI64 = AtomicI64::new(i64::MIN);
+
 /// The start of the statement that last warned of an ID from the future (one warning per
 /// statement, not per row).
 static WARNED_AT: BackendLocal<i64> = BackendLocal::new(i64::MIN);
@@ -72,6 +78,9 @@ fn decoded_ts(id: i64, layout: &Layout, tick: u64) -> TimestampWithTimeZone {
     // Out of PostgreSQL's range is an ERROR (22003) before anything is said of it.
     let ts = ts_of_ms(ms);
     let now = crate::pg::time::now_ms();
+    // Below the least the clock allows now (max_drift may be 0, and it may be lowered later):
+    // the fast path never skips a warning.
+    QUIET_UNTIL_MS.store(now.saturating_add(60_000), Ordering::Relaxed);
     let allowed = gucs::max_drift_ms() + 60_000;
     if ms.saturating_sub(now) > allowed {
         // SAFETY: reads this backend's statement start time.
@@ -151,17 +160,82 @@ fn id_decode_with(
     TableIterator::once(decode_row(id, &layout))
 }
 
-/// The time inside an ID (the start of its tick), with this node's layout.
-#[pg_extern(stable, parallel_safe)]
-fn id_timestamp(id: i64) -> TimestampWithTimeZone {
+// The time inside an ID (the start of its tick), with this node's layout: `id_timestamp(id)`,
+// per row in every query by time, so its common case runs bare (pg/fast_entry.rs), and
+// `id_timestamp_full` under pgrx's guard for the rest (a refusal, a warning, a first call).
+fast_entry!(
+    args,
+    "id_timestamp",
+    r#"CREATE FUNCTION "id_timestamp"(
+	"id" bigint
+) RETURNS timestamp with time zone
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'id_timestamp_wrapper';
+"#,
+    pg_finfo_id_timestamp_wrapper,
+    id_timestamp_wrapper,
+    |call: Call| ts_fast(call.arg(0)?.value() as i64, &node().layout),
+    pg_sys::Datum::from,
+    id_timestamp_full_wrapper
+);
+
+#[pg_extern(stable, parallel_safe, sql = false)]
+fn id_timestamp_full(id: i64) -> TimestampWithTimeZone {
     let l = &node().layout;
     let d = l.unpack(id).map_err(|e| invalid(e.to_string())).or_raise();
     decoded_ts(id, l, d.tick)
 }
 
+// The time inside an ID with a named layout, `id_timestamp(id, layout)`: bare for the layout named
+// last (parsed by the guarded path, `id_timestamp_with`, which every other call takes).
+fast_entry!(
+    args,
+    "id_timestamp_with",
+    r#"CREATE FUNCTION "id_timestamp"(
+	"id" bigint,
+	"layout" TEXT
+) RETURNS timestamp with time zone
+IMMUTABLE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'id_timestamp_with_wrapper';
+"#,
+    pg_finfo_id_timestamp_with_wrapper,
+    id_timestamp_with_wrapper,
+    |call: Call| {
+        let id = call.arg(0)?.value() as i64;
+        let name = call.plain_text(1)?;
+        LAST_NAMED
+            .try_with(|last| {
+                last.as_ref()
+                    .filter(|(n, _)| n.as_bytes() == name)
+                    .and_then(|(_, l)| ts_fast(id, l))
+            })
+            .flatten()
+    },
+    pg_sys::Datum::from,
+    id_timestamp_with_full_wrapper
+);
+
+/// The common case of the time inside an ID, bare: an ID the layout holds, whose time this
+/// backend last saw the clock allow without a warning. None sends the call to the guarded path,
+/// which decides everything again (and refreshes the bound).
+#[inline(always)]
+fn ts_fast(id: i64, l: &Layout) -> Option<i64> {
+    if id < 0 || id > l.max_id() {
+        return None;
+    }
+    let tick = (id as u64 >> l.shift(Field::Time)) & l.max_value(Field::Time);
+    let ms = l.ms_of_tick(tick);
+    if ms > QUIET_UNTIL_MS.load(Ordering::Relaxed) {
+        return None;
+    }
+    pg_us_of_ms(ms)
+}
+
 /// The time inside an ID, with a named layout.
-#[pg_extern(immutable, parallel_safe, name = "id_timestamp")]
-fn id_timestamp_with(id: Option<i64>, layout: Option<&str>) -> Option<TimestampWithTimeZone> {
+#[pg_extern(immutable, parallel_safe, sql = false)]
+fn id_timestamp_with_full(id: Option<i64>, layout: Option<&str>) -> Option<TimestampWithTimeZone> {
     let l = layout_named(layout).or_raise();
     let id = id?;
     let d = l.unpack(id).map_err(|e| invalid(e.to_string())).or_raise();
@@ -298,6 +372,37 @@ mod tests {
 
     fn text(sql: &str) -> String {
         Spi::get_one::<String>(sql).unwrap().unwrap()
+    }
+
+    /// The bare paths of `id_timestamp` (both forms) and `uuidv7_timestamp` answer as the guarded
+    /// decoders do, over every preset, tick edges, both ends of each layout and random IDs; keys
+    /// they do not take go to the guarded path and raise as before.
+    #[pg_test]
+    fn fast_decoders_agree_with_the_full_decode() {
+        let disagree = Spi::get_one::<i64>(
+            "SET TimeZone = 'UTC';
+             WITH l AS (SELECT name FROM idgen.layouts WHERE NOT is_node_layout OR name = 'pg_idgen'),
+             k AS (SELECT l.name, k.id
+                     FROM l, LATERAL (SELECT idgen_internal.id_time_upper('infinity', true, l.name) AS max_id) m,
+                     LATERAL (SELECT unnest(ARRAY[0, 1, m.max_id - 1, m.max_id]) AS id
+                              UNION ALL SELECT (random() * m.max_id)::numeric::bigint FROM generate_series(1, 200)) k)
+             SELECT count(*) FROM k
+              WHERE id_timestamp(id, name) IS DISTINCT FROM (SELECT ts FROM id_decode(id, name))
+                 OR (name = 'pg_idgen' AND id_timestamp(id) IS DISTINCT FROM (SELECT ts FROM id_decode(id)))",
+        )
+        .unwrap();
+        assert_eq!(disagree, Some(0));
+        let uuids = Spi::get_one::<i64>(
+            "SELECT count(*) FROM (SELECT uuidv7_next() AS u FROM generate_series(1, 500)) g
+              WHERE uuidv7_timestamp(u) IS DISTINCT FROM ulid_timestamp(uuid_to_ulid(u))",
+        )
+        .unwrap();
+        assert_eq!(uuids, Some(0));
+    }
+
+    #[pg_test(error = "-1 is negative; Snowflake IDs keep the sign bit 0")]
+    fn the_fast_path_leaves_a_negative_id_to_the_refusal() {
+        Spi::run("SELECT id_timestamp(1::bigint << 22); SELECT id_timestamp(-1)").unwrap();
     }
 
     #[pg_test]

@@ -15,9 +15,9 @@ use crate::node::horizon::{self, Ordered};
 use crate::node::shared;
 use crate::node::take;
 use crate::pg::errors::{batch_size, invalid, out_of_range, IdError};
-use crate::pg::fast_entry::fast_entry;
+use crate::pg::fast_entry::{fast_entry, Call};
 use crate::pg::strong_random;
-use crate::pg::time::{ms_of_ts, ts_of_ms};
+use crate::pg::time::{ms_of_ts, pg_us_of_ms, ts_of_ms};
 use pg_idgen_core::uuid7;
 
 fn uuid_of(counter: u64) -> [u8; 16] {
@@ -116,9 +116,36 @@ fn ulid_to_uuid(ulid: &str) -> Uuid {
     Uuid::from_bytes(parse_ulid(ulid))
 }
 
-/// The millisecond inside a UUIDv7, pg_idgen's or any other.
-#[pg_extern(immutable, parallel_safe, strict)]
-fn uuidv7_timestamp(id: Uuid) -> TimestampWithTimeZone {
+// The millisecond inside a UUIDv7, pg_idgen's or any other: `uuidv7_timestamp(id)`, per row in
+// queries by time, bare for a version 7 UUID (pg/fast_entry.rs), `uuidv7_timestamp_full` under
+// pgrx's guard for the rest (the refusal of any other UUID).
+fast_entry!(
+    args,
+    "uuidv7_timestamp",
+    r#"CREATE FUNCTION "uuidv7_timestamp"(
+	"id" uuid
+) RETURNS timestamp with time zone
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'uuidv7_timestamp_wrapper';
+"#,
+    pg_finfo_uuidv7_timestamp_wrapper,
+    uuidv7_timestamp_wrapper,
+    |call: Call| {
+        let p = call.arg(0)?.cast_mut_ptr::<[u8; 16]>();
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: a uuid argument points at its 16 bytes, which stay for the call.
+        let bytes = unsafe { *p };
+        pg_us_of_ms(uuid7::ms_of(&bytes).ok()? as i64)
+    },
+    pg_sys::Datum::from,
+    uuidv7_timestamp_full_wrapper
+);
+
+#[pg_extern(immutable, parallel_safe, strict, sql = false)]
+fn uuidv7_timestamp_full(id: Uuid) -> TimestampWithTimeZone {
     match uuid7::ms_of(id.as_bytes()) {
         Ok(ms) => ts_of_ms(ms as i64),
         Err(e) => IdError::new(

@@ -29,7 +29,8 @@ pub static V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 
 /// `Option<T>`; `$into_datum` turns its answer into the function's result outside the fast path
 /// (it may allocate).
 macro_rules! fast_entry {
-    ($name:literal, $sql:literal, $finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
+    // A function of arguments: `$fast` takes the call record (and reads them with `arg`).
+    (args, $name:literal, $sql:literal, $finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
         pgrx::extension_sql!($sql, name = $name);
 
         #[no_mangle]
@@ -45,12 +46,79 @@ macro_rules! fast_entry {
         pub unsafe extern "C-unwind" fn $symbol(
             fcinfo: pgrx::pg_sys::FunctionCallInfo,
         ) -> pgrx::pg_sys::Datum {
+            let call = $crate::pg::fast_entry::Call(fcinfo);
+            let fast = move || $fast(call);
             // SAFETY: passed on as PostgreSQL gave it.
-            unsafe { $crate::pg::fast_entry::run(fcinfo, $fast, $into_datum, $guarded) }
+            unsafe { $crate::pg::fast_entry::run(fcinfo, fast, $into_datum, $guarded) }
         }
+    };
+    // A function of no arguments: `$fast` takes nothing.
+    ($name:literal, $sql:literal, $finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
+        $crate::pg::fast_entry::fast_entry!(
+            args,
+            $name,
+            $sql,
+            $finfo,
+            $symbol,
+            |_: $crate::pg::fast_entry::Call| $fast(),
+            $into_datum,
+            $guarded
+        );
     };
 }
 pub(crate) use fast_entry;
+
+/// A call record, for a fast path to read its arguments.
+#[derive(Clone, Copy)]
+pub struct Call(pub pg_sys::FunctionCallInfo);
+
+// A raw pointer PostgreSQL gave for this call; nothing is written through it and nothing of it
+// outlives the call, unwinding or not.
+impl std::panic::UnwindSafe for Call {}
+
+impl Call {
+    /// Argument `i` (counted from 0), or None when it is NULL.
+    #[inline(always)]
+    pub fn arg(self, i: usize) -> Option<pg_sys::Datum> {
+        // SAFETY: PostgreSQL's call record holds `nargs` arguments; `i` is checked against it.
+        unsafe {
+            let fcinfo = &*self.0;
+            if i >= fcinfo.nargs as usize {
+                return None;
+            }
+            let a = *fcinfo.args.as_ptr().add(i);
+            (!a.isnull).then_some(a.value)
+        }
+    }
+
+    /// Argument `i` as the bytes of a `text` stored plainly (not compressed, not out of line);
+    /// None for NULL or any other form, which the guarded path reads instead.
+    #[inline(always)]
+    pub fn plain_text(self, i: usize) -> Option<&'static [u8]> {
+        let p = self.arg(i)?.cast_mut_ptr::<u8>();
+        if p.is_null() || cfg!(target_endian = "big") {
+            return None;
+        }
+        // SAFETY: a text argument points at a varlena of PostgreSQL's: its first byte says which
+        // header it has (little-endian: low bit 1 a one-byte header, its length in the upper
+        // seven bits, 0x01 alone an out-of-line pointer; low two bits 00 a four-byte header of
+        // an uncompressed value, its length in the upper 30 bits). The bytes stay for the call.
+        unsafe {
+            let first = *p;
+            if first == 0x01 {
+                None
+            } else if first & 0x01 == 0x01 {
+                let len = (first >> 1) as usize;
+                Some(std::slice::from_raw_parts(p.add(1), len.checked_sub(1)?))
+            } else if first & 0x03 == 0x00 {
+                let len = (u32::from_le_bytes(*(p as *const [u8; 4])) >> 2) as usize;
+                Some(std::slice::from_raw_parts(p.add(4), len.checked_sub(4)?))
+            } else {
+                None
+            }
+        }
+    }
+}
 
 /// The body of every `fast_entry!`.
 ///

@@ -47,6 +47,19 @@ pub fn mono_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
+/// PostgreSQL's finite timestamps, in µs since 2000 (MIN_TIMESTAMP and END_TIMESTAMP of
+/// datatype/timestamp.h: 4714-11-24 BC up to 294277-01-01).
+const PG_FINITE_US: std::ops::Range<i64> = -211_813_488_000_000_000..9_223_371_331_200_000_000;
+
+/// The timestamptz Datum value (µs since 2000) of a millisecond since 1970, or None outside
+/// PostgreSQL's finite timestamps: for fast paths, which give up where `ts_of_ms` would raise.
+#[inline(always)]
+pub fn pg_us_of_ms(ms: i64) -> Option<i64> {
+    ms.checked_sub(PG_EPOCH_MS)
+        .and_then(|d| d.checked_mul(1000))
+        .filter(|us| PG_FINITE_US.contains(us))
+}
+
 /// The timestamptz of a millisecond since 1970; 22003 outside PostgreSQL's finite timestamps.
 pub fn ts_of_ms(ms: i64) -> TimestampWithTimeZone {
     let out = || {

@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text public backfill parallel leases citus idle baseline)
+#   text public backfill parallel leases citus idle created_at baseline)
 #   BASELINE=<git revision> make bench PARTS=baseline    this tree against that revision's build,
 #   per row (tests/bench/baseline.sh; with BASELINE set, the default parts include it)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
@@ -13,7 +13,7 @@ PORT=26399
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle${BASELINE:+ baseline}}
+PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle created_at${BASELINE:+ baseline}}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -332,6 +332,12 @@ if part idle; then
   /usr/bin/python3 "$REPO/tests/bench/idle.py" "host=127.0.0.1 port=$IP user=postgres dbname=postgres" 2 "${ROUNDS:-3}" "sync standby: "
   cluster_stop bench_idle_s fast
   cluster_stop bench_idle fast
+fi
+
+if part created_at; then
+  # A free created_at (issue 48): queries by the time inside a key against the hand-written key
+  # range, the cost with the derivation off, the planning it adds (tests/bench/created_at.py).
+  PGBIN=$PGBIN ROUNDS=${ROUNDS:-3} PGBENCH_SECONDS=$SECS python3 "$REPO/tests/bench/created_at.py" $PORT
 fi
 
 if part baseline; then

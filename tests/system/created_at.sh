@@ -46,6 +46,9 @@ check "a time on the left: now() - interval '1 day' < id_timestamp(id)" \
   ranged "SELECT * FROM orders WHERE now() - interval '1 day' < id_timestamp(id)"
 check "uuidv7_timestamp(id) > now() - interval '1 hour': an index range on the uuid" \
   ranged "SELECT * FROM events WHERE uuidv7_timestamp(id) > now() - interval '1 hour'"
+check "uuidv7_timestamp(id) BETWEEN two dates: both bounds on the uuid" \
+  grep -qE "Index Cond: \(\(id >= '[0-9a-f-]+'::uuid\) AND \(id <= '[0-9a-f-]+'::uuid\)\)" \
+  <<<"$(plan "SELECT * FROM events WHERE uuidv7_timestamp(id) BETWEEN '2026-11-01' AND '2026-11-02'")"
 check "a view's created_at (id_timestamp(id) AS created_at): a range on the table's id" \
   ranged "SELECT * FROM orders_v WHERE created_at >= now() - interval '1 hour'"
 q $PORT "PREPARE recent(timestamptz) AS SELECT count(*) FROM orders WHERE id_timestamp(id) >= \$1" >/dev/null
@@ -97,6 +100,8 @@ if [ "$MAJOR" -ge 17 ]; then
            INSERT INTO ev7 SELECT * FROM events; INSERT INTO evany SELECT * FROM events; ANALYZE ev7, evany" >/dev/null
   check "uuid_extract_timestamp where CHECK (uuid_extract_version(id) = 7): a range" \
     ranged "SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
+  check "uuid_extract_timestamp(id) > \$1 (a generic plan) where the constraint allows only version 7: a range" grep -q "uuidv7_time_lower(\$1, false)" \
+    <<<"$(q $PORT "SET plan_cache_mode = force_generic_plan; PREPARE ev(timestamptz) AS SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) > \$1; EXPLAIN (COSTS OFF) EXECUTE ev(now())" | tr '\n' ' ')"
   check "uuid_extract_timestamp without that constraint (a version 1 UUID's time is elsewhere): nothing" \
     unranged "SELECT * FROM evany WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
 else

@@ -173,8 +173,8 @@ mod tests {
             if tick < 0 || tick >= i128::from(l.ticks_limit()) {
                 continue;
             }
-            let first = ((tick as i128) << shift) as i64;
-            let last = (((tick as i128 + 1) << shift) - 1) as i64;
+            let first = (tick << shift) as i64;
+            let last = (((tick + 1) << shift) - 1) as i64;
             ids.extend([
                 first,
                 first.saturating_add(1),

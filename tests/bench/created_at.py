@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A free created_at (make bench PARTS=created_at): a query by the time inside a key against the
+same query written by hand as a key range, on tables of ROWS_CA rows (10M) keyed by Snowflake IDs
+and by UUIDv7s spread over a year; and what the query costs with idgen.time_conditions off (the
+sequential scan of before), and the planning time the hook adds to queries it has nothing to do
+for. Each query runs under pgbench (one client, simple protocol: parsed and planned every time)
+for SECS seconds, ROUNDS rounds interleaved; the ratio is the median of the rounds' ratios, with
+their spread.
+
+    python3 created_at.py PORT   (PGBIN, ROWS_CA, PGBENCH_SECONDS, ROUNDS from the environment)
+"""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+PORT = sys.argv[1]
+PGBIN = os.environ["PGBIN"]
+ROWS = int(os.environ.get("ROWS_CA", "10000000"))
+SECS = int(os.environ.get("PGBENCH_SECONDS", "5"))
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+
+
+def psql(sql):
+    return subprocess.run([f"{PGBIN}/psql", "-h", "127.0.0.1", "-p", PORT, "-U", "postgres", "-X", "-q", "-A", "-t",
+                           "-v", "ON_ERROR_STOP=1", "-c", sql], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def latency_ms(sql, options=""):
+    """Mean latency of one query, ms, over SECS seconds of one client."""
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+        f.write(sql + ";\n")
+    env = dict(os.environ, PGOPTIONS=options)
+    out = subprocess.run([f"{PGBIN}/pgbench", "-h", "127.0.0.1", "-p", PORT, "-U", "postgres", "-n", "-M", "simple",
+                          "-T", str(SECS), "-c", "1", "-f", f.name, "postgres"],
+                         check=True, capture_output=True, text=True, env=env).stdout
+    os.unlink(f.name)
+    for line in out.splitlines():
+        if line.startswith("latency average"):
+            return float(line.split("=")[1].split()[0])
+    raise SystemExit(f"no latency in pgbench's output:\n{out}")
+
+
+print(f"\n## A free created_at: {ROWS:,} rows a table, a year of keys; pgbench, 1 client, {SECS} s x {ROUNDS} rounds")
+psql(f"""
+DROP TABLE IF EXISTS ca_orders, ca_events CASCADE;
+CREATE TABLE ca_orders (id bigint PRIMARY KEY, v int);
+INSERT INTO ca_orders SELECT id_from_timestamp(now() - g * (interval '1 year' / {ROWS}), 'pg_idgen') + g % 4096, g
+  FROM generate_series(1, {ROWS}) g;
+CREATE TABLE ca_events (id uuid PRIMARY KEY, v int);
+INSERT INTO ca_events SELECT uuidv7_from_timestamp(now() - g * (interval '1 year' / {ROWS})), g FROM generate_series(1, {ROWS}) g;
+CREATE VIEW ca_orders_v AS SELECT *, id_timestamp(id) AS created_at FROM ca_orders;
+""")
+psql("VACUUM ANALYZE ca_orders, ca_events")
+HOUR = "now() - interval '1 hour'"
+# The day as an application passes it: two constants (the bounds of a report), not an expression
+# PostgreSQL evaluates again for every row the filter sees.
+DAY0 = "'" + psql("SELECT date_trunc('day', now() - interval '30 days')") + "'::timestamptz"
+DAY1 = "'" + psql("SELECT date_trunc('day', now() - interval '29 days')") + "'::timestamptz"
+# (name, the query by time, the same written by hand as a key range)
+CASES = [
+    ("last hour: id_timestamp(id)",
+     f"SELECT count(*), sum(v) FROM ca_orders WHERE id_timestamp(id) >= {HOUR}",
+     f"SELECT count(*), sum(v) FROM ca_orders WHERE id >= id_from_timestamp({HOUR})"),
+    ("last hour: a view's created_at",
+     f"SELECT count(*), sum(v) FROM ca_orders_v WHERE created_at >= {HOUR}",
+     f"SELECT count(*), sum(v) FROM ca_orders_v WHERE id >= id_from_timestamp({HOUR})"),
+    ("a day a month ago: id_timestamp(id)",
+     f"SELECT count(*), sum(v) FROM ca_orders WHERE id_timestamp(id) >= {DAY0} AND id_timestamp(id) < {DAY1}",
+     f"SELECT count(*), sum(v) FROM ca_orders WHERE id >= id_from_timestamp({DAY0}) AND id < id_from_timestamp({DAY1})"),
+    ("last hour: uuidv7_timestamp(id)",
+     f"SELECT count(*), sum(v) FROM ca_events WHERE uuidv7_timestamp(id) >= {HOUR}",
+     f"SELECT count(*), sum(v) FROM ca_events WHERE id >= uuidv7_from_timestamp({HOUR})"),
+    ("a day a month ago: uuidv7_timestamp(id)",
+     f"SELECT count(*), sum(v) FROM ca_events WHERE uuidv7_timestamp(id) >= {DAY0} AND uuidv7_timestamp(id) < {DAY1}",
+     f"SELECT count(*), sum(v) FROM ca_events WHERE id >= uuidv7_from_timestamp({DAY0}) AND id < uuidv7_from_timestamp({DAY1})"),
+]
+for name, by_time, by_hand in CASES:
+    same = psql(f"SELECT ({by_time}) IS NOT DISTINCT FROM ({by_hand})".replace("SELECT count(*), sum(v)", "SELECT (count(*), sum(v))"))
+    if same != "t":
+        raise SystemExit(f"{name}: the two queries find different rows")
+# Against two queries by hand: the key range alone (what is read, nothing else checked), and the
+# key range beside the same condition on the time (what users write today for the same answer:
+# the range is exact only to the layout's tick).
+print(f"{'query':<50} {'by time':>9} {'range':>9} {'both':>9} {'vs range':>19} {'vs both':>19}")
+for name, by_time, by_hand in CASES:
+    both = by_hand + " AND " + by_time.split(" WHERE ", 1)[1]
+    t_all, r_all, b_all, vs_range, vs_both = [], [], [], [], []
+    for _ in range(ROUNDS):
+        t = latency_ms(by_time)
+        r = latency_ms(by_hand)
+        b = latency_ms(both)
+        t_all.append(t)
+        r_all.append(r)
+        b_all.append(b)
+        vs_range.append(t / r)
+        vs_both.append(t / b)
+    print(f"{name:<50} {statistics.median(t_all):>7.3f}ms {statistics.median(r_all):>7.3f}ms {statistics.median(b_all):>7.3f}ms "
+          f"{statistics.median(vs_range):>6.2f}x ({min(vs_range):.2f}-{max(vs_range):.2f}) "
+          f"{statistics.median(vs_both):>6.2f}x ({min(vs_both):.2f}-{max(vs_both):.2f})")
+print("(goal: at most 1.1x the query by hand)")
+# The same with the derivation off: what the query costs without it (one round: it is slow).
+for name, by_time, _ in CASES[:1] + CASES[3:4]:
+    off = latency_ms(by_time, "-c idgen.time_conditions=off")
+    print(f"{name + ', idgen.time_conditions = off':<50} {off:>7.1f}ms")
+# Planning time the hook adds where it has nothing to do: a lookup by key and a join with a
+# condition on another timestamptz, planned every time, with the setting on against off.
+PLAIN = [
+    ("planning: SELECT ... WHERE id = constant",
+     "SELECT v FROM ca_orders WHERE id = 384312331468800000"),
+    ("planning: a join, a timestamptz condition of no key",
+     "SELECT count(*) FROM ca_orders o JOIN ca_events e ON e.v = o.v WHERE o.id = 384312331468800000 AND now() > '2020-01-01'"),
+]
+for name, sql in PLAIN:
+    ratios = []
+    for _ in range(ROUNDS):
+        on = latency_ms(sql)
+        off = latency_ms(sql, "-c idgen.time_conditions=off")
+        ratios.append(on / off)
+    print(f"{name + ' (on vs off)':<80} {statistics.median(ratios):>6.2f}x ({min(ratios):.2f}-{max(ratios):.2f}) [goal: noise]")
+psql("DROP TABLE ca_orders, ca_events CASCADE")
