@@ -437,6 +437,43 @@ AS 'MODULE_PATHNAME', 'snowflake_at_batch_wrapper';
 
 -- Skipped due to `#[pgrx(sql = false)]`
 
+CREATE  FUNCTION "typeid_from_uuid"(
+	"prefix" TEXT, /* & str */
+	"id" uuid /* Uuid */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_from_uuid_wrapper';
+
+CREATE  FUNCTION "typeid_next"(
+	"prefix" TEXT /* Option < & str > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_next_wrapper';
+
+CREATE  FUNCTION "typeid_prefix"(
+	"typeid" TEXT /* & str */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_prefix_wrapper';
+
+CREATE  FUNCTION "typeid_to_uuid"(
+	"typeid" TEXT /* & str */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_to_uuid_wrapper';
+
+CREATE  FUNCTION "typeid_to_uuid"(
+	"typeid" TEXT, /* & str */
+	"prefix" TEXT /* & str */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_to_uuid_of_wrapper';
+
 -- Skipped due to `#[pgrx(sql = false)]`
 
 CREATE  FUNCTION "ulid_timestamp"(
@@ -501,11 +538,11 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
 
-CREATE  FUNCTION "uuidv7_timestamp"(
-	"id" uuid /* Uuid */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+CREATE FUNCTION "uuidv7_timestamp"(
+	"id" uuid
+) RETURNS timestamp with time zone
 IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
+LANGUAGE c
 AS 'MODULE_PATHNAME', 'uuidv7_timestamp_wrapper';
 
 CREATE  FUNCTION idgen_internal."stream_status"() RETURNS TABLE (
@@ -1436,6 +1473,21 @@ COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
 
 COMMENT ON FUNCTION ulid_next() IS
   'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
+
+COMMENT ON FUNCTION typeid_next(text) IS
+  'A new TypeID (the TypeID specification 0.3.0): the prefix, _, and this node''s next UUIDv7 in 26 characters of base 32; DEFAULT typeid_next(''user'').';
+
+COMMENT ON FUNCTION typeid_from_uuid(text, uuid) IS
+  'The TypeID of any UUID with a prefix: typeid_from_uuid(''user'', id).';
+
+COMMENT ON FUNCTION typeid_to_uuid(text) IS
+  'The UUID of a TypeID, whatever its prefix; 22P02 for a text that is no TypeID.';
+
+COMMENT ON FUNCTION typeid_to_uuid(text, text) IS
+  'The UUID of a TypeID of the given prefix (type); 22P02 for a TypeID of another type.';
+
+COMMENT ON FUNCTION typeid_prefix(text) IS
+  'A TypeID''s prefix (its type); empty for none.';
 
 COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
   'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';

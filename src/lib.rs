@@ -23,6 +23,7 @@ mod segment;
 mod snowflake;
 mod start_after;
 mod status;
+mod typeid;
 mod uuidv7;
 
 pgrx::pg_module_magic!();

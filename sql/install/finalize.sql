@@ -117,6 +117,16 @@ COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
   'n UUIDv7s at once (1 to 10000000), ascending.';
 COMMENT ON FUNCTION ulid_next() IS
   'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
+COMMENT ON FUNCTION typeid_next(text) IS
+  'A new TypeID (the TypeID specification 0.3.0): the prefix, _, and this node''s next UUIDv7 in 26 characters of base 32; DEFAULT typeid_next(''user'').';
+COMMENT ON FUNCTION typeid_from_uuid(text, uuid) IS
+  'The TypeID of any UUID with a prefix: typeid_from_uuid(''user'', id).';
+COMMENT ON FUNCTION typeid_to_uuid(text) IS
+  'The UUID of a TypeID, whatever its prefix; 22P02 for a text that is no TypeID.';
+COMMENT ON FUNCTION typeid_to_uuid(text, text) IS
+  'The UUID of a TypeID of the given prefix (type); 22P02 for a TypeID of another type.';
+COMMENT ON FUNCTION typeid_prefix(text) IS
+  'A TypeID''s prefix (its type); empty for none.';
 COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
   'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
 COMMENT ON FUNCTION ulid_to_uuid(text) IS

@@ -136,6 +136,24 @@ if part text; then
   ft=$(q $PORT "SELECT round(bench_query('SELECT count(id_from_text(t)) FROM enc', $ROWS)::numeric, 1)")
   row "per row: count(t) over 1M stored base62 strings (baseline)" "${scan} ns" ""
   row "per row: id_from_text(t, 'base62') vs the scan alone" "${ft} ns" "$(ratio "$ft" "$scan")"
+  # TypeIDs (issue 49): written and read per row against uuid_out and uuid_in over the same stored
+  # UUIDs [goal<=1.2], with the scan alone, which both include.
+  q $PORT "CREATE TABLE tids AS SELECT u, u::text AS t, typeid_from_uuid('user', u) AS tid
+             FROM (SELECT uuidv7_next() AS u FROM generate_series(1, $ROWS)) g" >/dev/null
+  tq() { q $PORT "SELECT round(bench_query('SELECT count($1) FROM tids', $ROWS)::numeric, 1)"; }
+  scan_u=$(tq "u")
+  out_u=$(tq "u::text")
+  out_t=$(tq "typeid_from_uuid(''user'', u)")
+  in_u=$(tq "t::uuid")
+  in_t=$(tq "typeid_to_uuid(tid)")
+  row "per row: count(u) over 1M stored UUIDv7s (the scan alone)" "${scan_u} ns" ""
+  row "per row: u::text (uuid_out), scan included" "${out_u} ns" ""
+  row "per row: typeid_from_uuid('user', u) vs uuid_out [goal<=1.2]" "${out_t} ns" "$(ratio "$out_t" "$out_u")"
+  row "per row: t::uuid (uuid_in), scan included" "${in_u} ns" ""
+  row "per row: typeid_to_uuid(tid) vs uuid_in" "${in_t} ns" "$(ratio "$in_t" "$in_u")"
+  ntid=$(tq "typeid_next(''user'')")
+  nuuid=$(tq "uuidv7_next()::text")
+  row "per row: typeid_next('user') vs uuidv7_next()::text" "${ntid} ns" "$(ratio "$ntid" "$nuuid")"
 fi
 
 if part backfill; then

@@ -25,4 +25,5 @@ pub mod presets;
 pub mod public_id;
 pub mod segment;
 pub mod time_bounds;
+pub mod typeid;
 pub mod uuid7;

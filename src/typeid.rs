@@ -1,0 +1,130 @@
+//! TypeIDs in SQL (docs/text-forms.md, "TypeIDs"): `typeid_next(prefix)` over the node's UUIDv7
+//! stream, `typeid_from_uuid`, `typeid_to_uuid` and `typeid_prefix`, exactly as the TypeID
+//! specification writes and reads them (`pg_idgen_core::typeid`).
+
+use pgrx::prelude::*;
+use pgrx::{PgSqlErrorCode, Uuid};
+
+use pg_idgen_core::typeid::{self, TypeIdError};
+use pg_idgen_core::uuid7;
+
+use crate::node::take;
+use crate::pg::errors::{not_null, IdError};
+use crate::pg::strong_random;
+
+/// At most this much of a refused text is repeated in its error.
+const SHOWN: usize = 100;
+
+fn shown(text: &str) -> String {
+    match text.char_indices().nth(SHOWN) {
+        Some((i, _)) => format!("{}...", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+/// 22P02 for a text that is no TypeID.
+fn not_a_typeid(text: &str, e: TypeIdError) -> IdError {
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+        format!("\"{}\" is not a TypeID: {e}", shown(text)),
+    )
+    .hint("A TypeID is a prefix of a-z and _ (or none), _, and 26 characters of 0123456789abcdefghjkmnpqrstvwxyz, the first at most 7: user_01h455vb4pex5vsknk084sn02q.")
+}
+
+/// 22023 for a prefix a TypeID cannot have.
+fn bad_prefix(prefix: &str, e: TypeIdError) -> IdError {
+    IdError::new(
+        PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+        format!("\"{}\" cannot be a TypeID's prefix: {e}", shown(prefix)),
+    )
+    .hint("A prefix is empty, or 1 to 63 of a-z and _ that start and end with a letter: user, api_key.")
+}
+
+fn encode(prefix: &str, bytes: &[u8; 16]) -> String {
+    typeid::encode(prefix, bytes).unwrap_or_else(|e| bad_prefix(prefix, e).raise())
+}
+
+/// The TypeID of a UUID, with a prefix (its type): `typeid_from_uuid('user', id)`.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn typeid_from_uuid(prefix: &str, id: Uuid) -> String {
+    encode(prefix, id.as_bytes())
+}
+
+/// The UUID of a TypeID, whatever its prefix.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn typeid_to_uuid(typeid: &str) -> Uuid {
+    let (_, bytes) = typeid::decode(typeid).unwrap_or_else(|e| not_a_typeid(typeid, e).raise());
+    Uuid::from_bytes(bytes)
+}
+
+/// The UUID of a TypeID that must have the given prefix: a TypeID of another type is refused.
+#[pg_extern(immutable, parallel_safe, strict, name = "typeid_to_uuid")]
+fn typeid_to_uuid_of(typeid: &str, prefix: &str) -> Uuid {
+    let (found, bytes) = typeid::decode(typeid).unwrap_or_else(|e| not_a_typeid(typeid, e).raise());
+    if found != prefix {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+            format!(
+                "\"{}\" is a TypeID of type \"{}\", not \"{}\"",
+                shown(typeid),
+                shown(found),
+                shown(prefix)
+            ),
+        )
+        .hint("Pass the TypeID of the type the column holds, or typeid_to_uuid(text) to accept any type.")
+        .raise();
+    }
+    Uuid::from_bytes(bytes)
+}
+
+/// A TypeID's prefix (its type); empty for none.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn typeid_prefix(typeid: &str) -> String {
+    let (prefix, _) = typeid::decode(typeid).unwrap_or_else(|e| not_a_typeid(typeid, e).raise());
+    prefix.to_string()
+}
+
+/// A new TypeID of this node: a prefix and the node's next UUIDv7 (the stream of
+/// `uuidv7_next()`, in the same order): `DEFAULT typeid_next('user')`.
+#[pg_extern(volatile, parallel_restricted)]
+fn typeid_next(prefix: Option<&str>) -> String {
+    let prefix = prefix.unwrap_or_else(|| {
+        not_null("typeid_next: prefix must not be NULL (give '' for none)").raise()
+    });
+    // The prefix first: a refused call takes nothing from the stream.
+    typeid::check_prefix(prefix).unwrap_or_else(|e| bad_prefix(prefix, e).raise());
+    let counter = take::uuidv7(1).first;
+    encode(prefix, &uuid7::compose(counter, strong_random::next_u64()))
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    #[pg_test]
+    fn typeid_next_is_a_uuidv7_of_the_node_in_order() {
+        let ok = Spi::get_one::<bool>(
+            "WITH t AS (SELECT typeid_next('user') AS t FROM generate_series(1, 1000) g)
+             SELECT bool_and(typeid_prefix(t) = 'user' AND uuidv7_timestamp(typeid_to_uuid(t, 'user')) IS NOT NULL)
+                    AND count(DISTINCT t) = 1000
+               FROM t",
+        )
+        .unwrap();
+        assert_eq!(ok, Some(true));
+    }
+
+    #[pg_test(
+        error = "\"order_01h455vb4pex5vsknk084sn02q\" is a TypeID of type \"order\", not \"user\""
+    )]
+    fn another_type_is_refused() {
+        Spi::run("SELECT typeid_to_uuid('order_01h455vb4pex5vsknk084sn02q', 'user')").unwrap();
+    }
+
+    #[pg_test(
+        error = "\"User\" cannot be a TypeID's prefix: its prefix has 'U' at position 1; a prefix holds only a-z and _"
+    )]
+    fn a_bad_prefix_takes_nothing() {
+        Spi::run("SELECT typeid_next('User')").unwrap();
+    }
+}
