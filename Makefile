@@ -5,8 +5,10 @@
 #   make test PG=19   the whole suite on that PostgreSQL only (tests/all.sh)
 #   make run PG=16    the demo on that PostgreSQL (15 by default)
 #   make package PG=19  a Debian package for that PostgreSQL (15 by default), in target/debian
+#   make image PG=18  the extension image for CloudNativePG (18 and later), in target/image
+#   make release      every artifact of this version (packages, images, source, sums), in target/release
 #   make upgrade-sql  the upgrade script to this version, from sql/upgrade/ and the install script
-.PHONY: run test bench package upgrade-sql
+.PHONY: run test bench package image release upgrade-sql
 run:   ## build, install, start a throwaway cluster and show pg_idgen in psql
 	bash tests/demo.sh
 test:  ## every test layer, ending with "summary: N passed, N failed"
@@ -15,5 +17,9 @@ bench: ## ratios against baselines measured in the same run
 	bash tests/bench/bench.sh
 package: ## postgresql-N-pg-idgen_<version>_<arch>.deb for PG=N (tools/package.sh)
 	bash -c 'source tests/helpers/lib.sh && ensure_deps && bash tools/package.sh --pg-config "$$PG_CONFIG"'
+image: ## an OCI image of the extension's files for PG=N (18 or 19), for CloudNativePG (tools/image.sh)
+	bash -c 'source tests/helpers/lib.sh && ensure_deps && apt_install_missing umoci && bash tools/image.sh --pg-config "$$PG_CONFIG"'
+release: ## every artifact of this version into target/release/<version> (tools/release.sh)
+	bash -c 'source tests/helpers/lib.sh && ensure_deps && apt_install_missing umoci && bash tools/release.sh'
 upgrade-sql: ## sql/pg_idgen--<last release>--<version>.sql from sql/upgrade/ and this build (tools/upgrade_sql.py)
 	bash -c 'source tests/helpers/lib.sh && install_extension && python3 tools/upgrade_sql.py "$$("$$PG_CONFIG" --sharedir)/extension/pg_idgen--$$(sed -n "s/^version = \"\(.*\)\"/\1/p" Cargo.toml | head -1).sql" --write && install_extension >/dev/null'

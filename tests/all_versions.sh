@@ -9,8 +9,9 @@
 #     node replaced from a backup (its clock behind), and the Debian package for that version
 #     (built and inspected; installed on 15 only); on 16 and 17 also the read horizon under
 #     Citus's two-phase commit (Citus 13.2 supports 15 to 17), on 18 and 19 the read horizon
-#     (writers, readers, a standby, a subscriber) and pg_idgen found through
-#     extension_control_path and dynamic_library_path.
+#     (writers, readers, a standby, a subscriber), pg_idgen found through
+#     extension_control_path and dynamic_library_path, and its extension image (make image) as
+#     CloudNativePG mounts it.
 # Each version's time is printed with its summary.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -38,7 +39,7 @@ for v in 15 16 17 18 19; do
   else
     tests=$VERSION_TESTS
     [ "$v" -gt 17 ] || tests="$tests citus_horizon"
-    [ "$v" -lt 18 ] || tests="$tests extension_path read_horizon"
+    [ "$v" -lt 18 ] || tests="$tests extension_path read_horizon image"
     PG=$v SYSTEM_TESTS="$tests" bash tests/all.sh 2>&1 | tee "$out"
   fi
   line=$(grep '^summary: ' "$out" | tail -1)

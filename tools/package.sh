@@ -17,21 +17,11 @@ source tools/rust_toolchain.sh
 use_new_enough_rust
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 out=$PWD/target/debian
-while (($#)); do
-  case $1 in
-    --pg-config) PG_CONFIG=$2; shift ;;
-    --out) out=$2; shift ;;
-    *) echo "usage: $0 [--pg-config PATH] [--out DIR]" >&2; exit 2 ;;
-  esac
-  shift
-done
-export PGRX_HOME=${PGRX_HOME:-$PWD/pgrx-config}
-major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+source tools/build_args.sh
 case $major in
   15 | 16 | 17 | 18 | 19) ;;
   *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 19 are)" >&2; exit 2 ;;
 esac
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 arch=$(dpkg --print-architecture)
 name=postgresql-$major-pg-idgen
 
