@@ -348,12 +348,7 @@ unsafe fn view_column(
                 && (*(e as *mut pg_sys::Var)).varattno == (*inner_key).varattno
                 && (*(e as *mut pg_sys::Var)).varlevelsup == 0
         })?;
-        let key = pg_sys::copyObjectImpl(inner_key.cast()) as *mut pg_sys::Var;
-        (*key).varno = (*v).varno;
-        (*key).varattno = (**out).resno;
-        (*key).varnosyn = (*v).varno as pg_sys::Index;
-        (*key).varattnosyn = (**out).resno;
-        Some((key, decoder))
+        Some((column_of(v, inner_key, (**out).resno), decoder))
     }
 }
 
@@ -396,15 +391,32 @@ unsafe fn decoder_call(
         }
         let key = match column {
             None => key,
-            Some(outer) => {
-                // The virtual column's row: the same range table entry and level as the column read.
-                let v = pg_sys::copyObjectImpl(key.cast()) as *mut pg_sys::Var;
-                (*v).varno = (*outer).varno;
-                (*v).varlevelsup = (*outer).varlevelsup;
-                v
-            }
+            // The virtual column's row: the key column of the same table, where the column read is.
+            Some(outer) => column_of(outer, key, (*key).varattno),
         };
         Some((key, decoder))
+    }
+}
+
+/// Another column `attno` (typed as `typed`) of the row `read` reads: a copy of `read`, so that
+/// the range table entry, the level and the outer joins that may null it (PostgreSQL 16's
+/// varnullingrels) stay those of the query the condition stands in.
+///
+/// SAFETY: both are Vars.
+unsafe fn column_of(
+    read: *mut pg_sys::Var,
+    typed: *mut pg_sys::Var,
+    attno: pg_sys::AttrNumber,
+) -> *mut pg_sys::Var {
+    // SAFETY: a copy of a Var, changed field by field.
+    unsafe {
+        let v = pg_sys::copyObjectImpl(read.cast()) as *mut pg_sys::Var;
+        (*v).varattno = attno;
+        (*v).varattnosyn = attno;
+        (*v).vartype = (*typed).vartype;
+        (*v).vartypmod = (*typed).vartypmod;
+        (*v).varcollid = (*typed).varcollid;
+        v
     }
 }
 

@@ -66,6 +66,21 @@ check "a volatile time (clock_timestamp()): nothing added" \
 check "a time from another column of the row: nothing added" \
   unranged "SELECT * FROM orders WHERE id_timestamp(id) >= now() - v * interval '1 second'"
 
+phase "outer joins: the added range stands where the condition stands, nulled by the same joins"
+q $PORT "CREATE TABLE few AS SELECT generate_series(1, 100) AS v; ANALYZE few" >/dev/null
+same_on_and_off() { # same_on_and_off SQL: the same answer (no error) with the derivation on and off
+  local on off
+  on=$(q $PORT "$1" 2>&1)
+  off=$(q $PORT "SET idgen.time_conditions = off; $1" 2>&1)
+  [ "$on" = "$off" ] && [[ "$on" =~ ^[0-9]+$ ]] || { echo "    on: $on, off: $off" >&2; return 1; }
+}
+check "a view's created_at in a LEFT JOIN's ON" \
+  same_on_and_off "SELECT count(*) FROM few LEFT JOIN orders_v o ON o.v = few.v AND o.created_at >= now() - interval '1 hour'"
+check "a view's created_at over a LEFT JOIN, in WHERE" \
+  same_on_and_off "SELECT count(*) FROM few LEFT JOIN orders_v o ON o.v = few.v WHERE o.created_at >= now() - interval '1 day' OR o.created_at IS NULL"
+check "a view's created_at in a FULL JOIN's ON" \
+  same_on_and_off "SELECT count(*) FROM few FULL JOIN orders_v o ON o.v = few.v AND o.created_at > now() - interval '2 hours'"
+
 phase "other roles"
 q $PORT "CREATE ROLE ca_reader LOGIN; GRANT SELECT ON orders TO ca_reader;
          CREATE ROLE ca_mallory LOGIN; CREATE SCHEMA mallory AUTHORIZATION ca_mallory" >/dev/null
@@ -111,6 +126,8 @@ if [ "$MAJOR" -ge 18 ]; then
   q $PORT "ALTER TABLE ev7 ADD created_at timestamptz GENERATED ALWAYS AS (uuid_extract_timestamp(id)) VIRTUAL" >/dev/null
   check "a virtual created_at over uuid_extract_timestamp: a range on the key" \
     ranged "SELECT * FROM ev7 WHERE created_at >= now() - interval '1 hour'"
+  check "a virtual created_at in a LEFT JOIN's ON, and over one in WHERE" eq \
+    "$(same_on_and_off "SELECT count(*) FROM few LEFT JOIN ev7 e ON e.v = few.v AND e.created_at >= now() - interval '1 hour'" && echo ok)|$(same_on_and_off "SELECT count(*) FROM few LEFT JOIN ev7 e ON e.v = few.v WHERE e.created_at >= now() - interval '1 hour'" && echo ok)" "ok|ok"
   # PostgreSQL refuses an extension's function in a virtual column (so far): the docs say to use a
   # view or uuid_extract_timestamp; this check says when that changes.
   check "a virtual column over id_timestamp: PostgreSQL $MAJOR refuses it (the docs' recipe is a view)" grep -q "user-defined function" \
