@@ -321,11 +321,7 @@ unsafe fn view_column(
 ) -> Option<(*mut pg_sys::Var, Decoder)> {
     // SAFETY: the range table entry the Var names, and its subquery's target list.
     unsafe {
-        if (*v).varlevelsup != 0 || (*v).varattno <= 0 {
-            return None;
-        }
-        let rtes = cells((*q).rtable);
-        let rte = *rtes.get(((*v).varno as usize).checked_sub(1)?)? as *mut pg_sys::RangeTblEntry;
+        let rte = rte_of(v, q)?;
         if (*rte).rtekind != pg_sys::RTEKind::RTE_SUBQUERY || (*rte).subquery.is_null() {
             return None;
         }
@@ -454,12 +450,23 @@ unsafe fn virtual_column(
 unsafe fn table_of(v: *mut pg_sys::Var, q: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
     // SAFETY: the range table entry the Var names.
     unsafe {
+        let rte = rte_of(v, q)?;
+        ((*rte).rtekind == pg_sys::RTEKind::RTE_RELATION).then_some((*rte).relid)
+    }
+}
+
+/// The range table entry a column of `q`'s own level names (None for an outer query's column, a
+/// whole-row or system column).
+///
+/// SAFETY: `v` is a Var of `q`.
+unsafe fn rte_of(v: *mut pg_sys::Var, q: *mut pg_sys::Query) -> Option<*mut pg_sys::RangeTblEntry> {
+    // SAFETY: varno numbers the entries of `q`'s range table from 1.
+    unsafe {
         if (*v).varlevelsup != 0 || (*v).varattno <= 0 {
             return None;
         }
         let rtes = cells((*q).rtable);
-        let rte = *rtes.get(((*v).varno as usize).checked_sub(1)?)? as *mut pg_sys::RangeTblEntry;
-        ((*rte).rtekind == pg_sys::RTEKind::RTE_RELATION).then_some((*rte).relid)
+        Some(*rtes.get(((*v).varno as usize).checked_sub(1)?)? as *mut pg_sys::RangeTblEntry)
     }
 }
 
