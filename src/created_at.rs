@@ -196,10 +196,18 @@ unsafe fn with_ranges(
                 implied(c as *mut pg_sys::OpExpr, q, cx, &mut added);
             }
         }
-        if added.is_empty() {
+        // A range already there is not added again: the query may carry it already (Citus sends a
+        // shard the conditions its coordinator's hook added; PostgreSQL may plan a tree twice).
+        let mut all = conjuncts;
+        let before = all.len();
+        for a in added {
+            if !all.iter().any(|&c| pg_sys::equal(c.cast(), a.cast())) {
+                all.push(a);
+            }
+        }
+        if all.len() == before {
             return quals;
         }
-        let all: Vec<*mut pg_sys::Node> = conjuncts.into_iter().chain(added).collect();
         pg_sys::makeBoolExpr(pg_sys::BoolExprType::AND_EXPR, list_of(&all), -1).cast()
     }
 }
@@ -662,7 +670,9 @@ unsafe fn key_bound(
     unsafe {
         let t = pg_sys::copyObjectImpl(t.cast()) as *mut pg_sys::Node;
         let inclusive = pg_sys::makeBoolConst(inclusive, false);
-        let (family, key_type, func, args) = match decoder {
+        // The input collation is the one the parser gives a text argument, so that the range reads
+        // back (from a Citus coordinator's query text) as a node equal to this one.
+        let (family, key_type, func, args, collation) = match decoder {
             Decoder::Snowflake(layout) => {
                 let layout = pg_sys::makeConst(
                     pg_sys::TEXTOID,
@@ -678,6 +688,7 @@ unsafe fn key_bound(
                     pg_sys::INT8OID,
                     funcs[if lower { 0 } else { 1 }],
                     list_of(&[t, inclusive, layout.cast()]),
+                    pg_sys::DEFAULT_COLLATION_OID,
                 )
             }
             Decoder::Uuidv7 => (
@@ -685,6 +696,7 @@ unsafe fn key_bound(
                 pg_sys::UUIDOID,
                 funcs[if lower { 2 } else { 3 }],
                 list_of(&[t, inclusive]),
+                pg_sys::InvalidOid,
             ),
         };
         let bound = pg_sys::makeFuncExpr(
@@ -692,7 +704,7 @@ unsafe fn key_bound(
             key_type,
             args,
             pg_sys::InvalidOid,
-            pg_sys::InvalidOid,
+            collation,
             pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
         );
         let strategy = if lower {

@@ -123,6 +123,27 @@ check "GROUP BY the hour inside the ID (id_timestamp with a layout) covers every
 check "WHERE id >= id_from_timestamp(now() - 1 hour) finds every row" eq \
   "$(q $C "SELECT count(*) FROM ev WHERE id >= id_from_timestamp(now() - interval '1 hour')")" 116200
 
+# A free created_at (docs/snowflake.md): a condition on the time inside the key reaches the shards
+# with the key range it implies beside it, so each shard reads its index on the key. The rows are
+# those of the same condition written so that nothing is derived from it (IS TRUE hides it), at a
+# cut through the middle of the rows.
+phase "a query by the time inside a key, distributed"
+q $C "CREATE INDEX ev_id ON ev (id)" >/dev/null
+q $C "ANALYZE ev" >/dev/null
+plan=$(q $C "EXPLAIN (COSTS OFF) SELECT count(*) FROM ev WHERE id_timestamp(id) >= now() + interval '1 hour'")
+# once: the coordinator's hook adds the range, and the shard's, seeing it there, adds it no more
+reads_key_index_once() {
+  [ "$(grep "Index Cond: (id >= " <<<"$1" | grep -o id_time_lower | wc -l)" = 1 ] ||
+    { echo "$1" | sed 's/^/    /' >&2; return 1; }
+}
+check "id_timestamp(id) >= now() + 1 hour: the shards read their index on the key, by the range added once" \
+  reads_key_index_once "$plan"
+cut=$(q $C "SELECT id_timestamp(id, 'pg_idgen') FROM ev ORDER BY id OFFSET 50000 LIMIT 1")
+by_time=$(q $C "SELECT count(*) FROM ev WHERE id_timestamp(id, 'pg_idgen') < '$cut'")
+check "id_timestamp(id, layout) < a cut through the rows: the same rows as the condition nothing is derived from" eq \
+  "$by_time" "$(q $C "SELECT count(*) FROM ev WHERE (id_timestamp(id, 'pg_idgen') < '$cut') IS TRUE")"
+check "... and the cut has rows on both sides" eq "$(( by_time > 0 && by_time < 116200 ))" 1
+
 phase "a reference table from every node"
 for p in $C $W1 $W2; do for s in 1 2; do bg ref_${p}_$s $p "INSERT INTO ref (v) SELECT g FROM generate_series(1, 2000) g"; done; done
 wait

@@ -51,6 +51,9 @@ check "uuidv7_timestamp(id) BETWEEN two dates: both bounds on the uuid" \
   <<<"$(plan "SELECT * FROM events WHERE uuidv7_timestamp(id) BETWEEN '2026-11-01' AND '2026-11-02'")"
 check "a view's created_at (id_timestamp(id) AS created_at): a range on the table's id" \
   ranged "SELECT * FROM orders_v WHERE created_at >= now() - interval '1 hour'"
+check "a range the query already carries (as a Citus coordinator sends it) is not added again" eq \
+  "$(plan "SELECT * FROM orders WHERE id_timestamp(id) >= now() - interval '1 hour'
+             AND id >= idgen_internal.id_time_lower(now() - interval '1 hour', true, 'pg_idgen')" | grep -o id_time_lower | wc -l)" 1
 q $PORT "PREPARE recent(timestamptz) AS SELECT count(*) FROM orders WHERE id_timestamp(id) >= \$1" >/dev/null
 check "a generic plan: the parameter's range, computed at execution" grep -q "id_time_lower(\$1, true" \
   <<<"$(q $PORT "SET plan_cache_mode = force_generic_plan; PREPARE recent(timestamptz) AS SELECT count(*) FROM orders WHERE id_timestamp(id) >= \$1; EXPLAIN (COSTS OFF) EXECUTE recent(now())" | tr '\n' ' ')"
