@@ -3,7 +3,9 @@
 //! only version 7 UUIDs, a virtual generated column over one of them) gets the key range it
 //! implies added beside it before planning (`id >= idgen_internal.id_time_lower(T, ...)`), so that
 //! the key's index and partition pruning answer it. The original condition stays; the added one
-//! only narrows what is read. `idgen.time_conditions = off` turns it off.
+//! only narrows what is read. A sort by such a time, the last key of an ORDER BY, becomes a sort
+//! by the key, which its index returns in order (`order_by_key`). `idgen.time_conditions = off`
+//! turns both off.
 //!
 //! What may be added is the core's arithmetic (`pg_idgen_core::time_bounds`): implied by the
 //! original for every value a column can hold. Here is only where: a comparison of a decoder over
@@ -31,6 +33,8 @@ use crate::pg::nodes::{cells, list_of};
 const PG_EPOCH_US: i128 = 946_684_800_000_000;
 /// The btree operator family of uuid (pg_opfamily.dat: a fixed OID).
 const UUID_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2968);
+/// The btree operator family of date, timestamp and timestamptz (pg_opfamily.dat).
+const DATETIME_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(434);
 
 /// Sets it up while preloading.
 pub fn init() {
@@ -139,6 +143,154 @@ unsafe fn visit_query(q: *mut pg_sys::Query, cx: &mut Context, depth: usize) {
         if !(*q).jointree.is_null() {
             visit_from((*q).jointree as *mut pg_sys::Node, q, cx, depth);
         }
+        order_by_key(q);
+    }
+}
+
+/// `ORDER BY id_timestamp(id)` (or a view's or virtual `created_at`) sorts by the key itself,
+/// which its index (or an ordered partition scan) returns in order: `ORDER BY created_at DESC
+/// LIMIT 20` reads 20 rows. The decoders never decrease as the key grows over every key they
+/// accept, so an order by the key is an order by its time; rows of the same time come in key order,
+/// which is one of the orders the query allowed. Only the last sort key (an earlier one's ties are
+/// ordered by the later keys, which the key would override), and only in a query that sorts its
+/// rows as they are: no grouping, DISTINCT, aggregates, window functions, set-returning functions in
+/// its output or set operations. The key must be a column the user may read (a view may show its
+/// `created_at` to a role it hides `id` from: the order of keys within one tick is `id`'s to tell).
+///
+/// SAFETY: `q` is a Query of the planner's tree.
+unsafe fn order_by_key(q: *mut pg_sys::Query) {
+    // SAFETY: the lists of a Query hold the node types named.
+    unsafe {
+        let query = &*q;
+        if query.commandType != pg_sys::CmdType::CMD_SELECT
+            || !query.groupClause.is_null()
+            || !query.groupingSets.is_null()
+            || !query.distinctClause.is_null()
+            || query.hasAggs
+            || query.hasWindowFuncs
+            || query.hasTargetSRFs
+            || !query.setOperations.is_null()
+        {
+            return;
+        }
+        let clauses = cells(query.sortClause);
+        let Some(&last) = clauses.last() else {
+            return;
+        };
+        let last = last as *mut pg_sys::SortGroupClause;
+        let entries: Vec<*mut pg_sys::TargetEntry> = cells(query.targetList)
+            .into_iter()
+            .map(|t| t.cast())
+            .collect();
+        let Some(&entry) = entries
+            .iter()
+            .find(|t| (***t).ressortgroupref == (*last).tleSortGroupRef)
+        else {
+            return;
+        };
+        let Some((key, decoder)) = decoded_key((*entry).expr.cast(), q) else {
+            return;
+        };
+        if !may_read(key, q) {
+            return;
+        }
+        // The direction: the sort operator is timestamptz's < or >, or this is no plain sort.
+        let ts = pg_sys::TIMESTAMPTZOID;
+        let strategy = [
+            pg_sys::BTLessStrategyNumber,
+            pg_sys::BTGreaterStrategyNumber,
+        ]
+        .into_iter()
+        .find(|&s| {
+            pg_sys::get_opfamily_member(DATETIME_BTREE_FAM_OID, ts, ts, s as i16) == (*last).sortop
+        });
+        let Some(strategy) = strategy else {
+            return;
+        };
+        let (family, key_type) = match decoder {
+            Decoder::Snowflake(_) => (pg_sys::INTEGER_BTREE_FAM_OID, pg_sys::INT8OID),
+            Decoder::Uuidv7 => (UUID_BTREE_FAM_OID, pg_sys::UUIDOID),
+        };
+        let member = |s: u32| pg_sys::get_opfamily_member(family, key_type, key_type, s as i16);
+        let (sortop, eqop) = (member(strategy), member(pg_sys::BTEqualStrategyNumber));
+        if sortop == pg_sys::InvalidOid || eqop == pg_sys::InvalidOid {
+            return;
+        }
+        // The key as a new hidden output column, sorted in the same direction, NULLs where they
+        // were (the decoders give NULL for a NULL key only). The time's column stays as it was.
+        let sort_ref = entries
+            .iter()
+            .map(|t| (**t).ressortgroupref)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let hidden = pg_sys::makeTargetEntry(
+            pg_sys::copyObjectImpl(key.cast()).cast(),
+            (entries.len() + 1) as pg_sys::AttrNumber,
+            std::ptr::null_mut(),
+            true,
+        );
+        (*hidden).ressortgroupref = sort_ref;
+        let by_key = pg_sys::copyObjectImpl(last.cast()) as *mut pg_sys::SortGroupClause;
+        (*by_key).tleSortGroupRef = sort_ref;
+        (*by_key).sortop = sortop;
+        (*by_key).eqop = eqop;
+        (*by_key).hashable = pg_sys::op_hashjoinable(eqop, key_type);
+        (*q).targetList = pg_sys::lappend((*q).targetList, hidden.cast());
+        let list = (*q).sortClause;
+        (*(*list).elements.add(clauses.len() - 1)).ptr_value = by_key.cast();
+    }
+}
+
+/// Whether the statement's user (the view's owner, in a view) may read column `v` itself, as
+/// `ORDER BY id` would need: SELECT on the table's or view's column. Any column of a subquery the
+/// statement wrote in FROM.
+///
+/// SAFETY: `v` is a Var of `q`.
+unsafe fn may_read(v: *mut pg_sys::Var, q: *mut pg_sys::Query) -> bool {
+    // SAFETY: the range table entry the Var names, and the permission data the parser left.
+    unsafe {
+        let Some(rte) = rte_of(v, q) else {
+            return false;
+        };
+        #[cfg(not(feature = "pg15"))]
+        let (relid, as_user) = {
+            if (*rte).perminfoindex == 0 {
+                // No permissions to check: a subquery the statement wrote.
+                return (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY;
+            }
+            let info = pg_sys::getRTEPermissionInfo((*q).rteperminfos, rte);
+            ((*info).relid, (*info).checkAsUser)
+        };
+        #[cfg(feature = "pg15")]
+        let (relid, as_user) = match (*rte).rtekind {
+            pg_sys::RTEKind::RTE_RELATION => ((*rte).relid, (*rte).checkAsUser),
+            pg_sys::RTEKind::RTE_SUBQUERY => {
+                // A view, as PostgreSQL 15's rewriter expands it, keeps its permission data in
+                // the first entry of its query (its OLD), a relation of kind view.
+                let first = cells((*(*rte).subquery).rtable).first().copied();
+                match first.map(|f| f as *mut pg_sys::RangeTblEntry) {
+                    Some(f)
+                        if (*f).rtekind == pg_sys::RTEKind::RTE_RELATION
+                            && (*f).relkind as u8 == pg_sys::RELKIND_VIEW =>
+                    {
+                        ((*f).relid, (*f).checkAsUser)
+                    }
+                    _ => return true,
+                }
+            }
+            _ => return false,
+        };
+        let user = if as_user == pg_sys::InvalidOid {
+            pg_sys::GetUserId()
+        } else {
+            as_user
+        };
+        // The table's privilege, or the column's own (pg_attribute_aclcheck reads only that).
+        let ok = pg_sys::AclResult::ACLCHECK_OK;
+        pg_sys::pg_class_aclcheck(relid, user, pg_sys::ACL_SELECT as _) == ok
+            || pg_sys::pg_attribute_aclcheck(relid, (*v).varattno, user, pg_sys::ACL_SELECT as _)
+                == ok
     }
 }
 

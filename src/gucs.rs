@@ -273,8 +273,8 @@ fn int(
 pub fn define() {
     GucRegistry::define_bool_guc(
         c"idgen.time_conditions",
-        c"Whether a condition on the time inside a key (id_timestamp, uuidv7_timestamp, a virtual created_at over one) also reads only the keys of that time.",
-        c"on: the planner adds the key range the condition implies (id >= idgen_internal.id_time_lower(...)), so the key's index and partition pruning serve it; the original condition stays. off: as any other condition.",
+        c"Whether a condition on, or a sort by, the time inside a key (id_timestamp, uuidv7_timestamp, a view's or virtual created_at over one) is served by the key's index.",
+        c"on: the planner adds the key range a condition implies (id >= idgen_internal.id_time_lower(...)), so the key's index and partition pruning serve it, the original condition staying; and a sort by such a time (the last key of an ORDER BY) sorts by the key. off: as any other condition and sort.",
         &TIME_CONDITIONS,
         GucContext::Userset,
         GucFlags::default(),

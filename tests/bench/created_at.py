@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """A free created_at (make bench PARTS=created_at): a query by the time inside a key against the
 same query written by hand as a key range, on tables of ROWS_CA rows (10M) keyed by Snowflake IDs
-and by UUIDv7s spread over a year; and what the query costs with idgen.time_conditions off (the
-sequential scan of before), and the planning time the hook adds to queries it has nothing to do
-for. Each query runs under pgbench (one client, simple protocol: parsed and planned every time)
-for SECS seconds, ROUNDS rounds interleaved; the ratio is the median of the rounds' ratios, with
-their spread.
+and by UUIDv7s spread over a year; the latest 20 rows by the time against the same by the key;
+what the queries cost with idgen.time_conditions off (the sequential scans of before); and the
+planning time the hook adds to queries it has nothing to do for. Each query runs under pgbench
+(one client, simple protocol: parsed and planned every time) for SECS seconds, ROUNDS rounds
+interleaved; the ratio is the median of the rounds' ratios, with their spread.
 
     python3 created_at.py PORT   (PGBIN, ROWS_CA, PGBENCH_SECONDS, ROUNDS from the environment)
 """
@@ -101,6 +101,27 @@ for name, by_time, by_hand in CASES:
     print(f"{name:<42} " + " ".join(f"{statistics.median(runs[k]):>7.3f}ms" for k in "trbv")
           + f" {ratio('r')} {ratio('b')} {ratio('v')}")
 print("(goal: at most 1.1x the query by hand)")
+# A sort by the time, the latest 20 rows: against the sort by the key written by hand.
+ORDER_CASES = [
+    ("latest 20: ORDER BY a view's created_at DESC",
+     "SELECT * FROM ca_orders_v ORDER BY created_at DESC LIMIT 20",
+     "SELECT * FROM ca_orders_v ORDER BY id DESC LIMIT 20"),
+    ("latest 20: ORDER BY uuidv7_timestamp(id) DESC",
+     "SELECT * FROM ca_events ORDER BY uuidv7_timestamp(id) DESC LIMIT 20",
+     "SELECT * FROM ca_events ORDER BY id DESC LIMIT 20"),
+]
+print(f"{'query':<50} {'by time':>9} {'by key':>9} {'vs by key':>17}")
+for name, by_time, by_key in ORDER_CASES:
+    t_all, k_all, ratios = [], [], []
+    for _ in range(ROUNDS):
+        t, k = latency_ms(by_time), latency_ms(by_key)
+        t_all.append(t)
+        k_all.append(k)
+        ratios.append(t / k)
+    print(f"{name:<50} {statistics.median(t_all):>7.3f}ms {statistics.median(k_all):>7.3f}ms "
+          f"{statistics.median(ratios):>5.2f}x ({min(ratios):.2f}-{max(ratios):.2f})")
+    off = latency_ms(by_time, "-c idgen.time_conditions=off")
+    print(f"{name + ', idgen.time_conditions = off':<50} {off:>7.1f}ms")
 # The same with the derivation off: what the query costs without it (one round: it is slow).
 for name, by_time, _ in CASES[:1] + CASES[3:4]:
     off = latency_ms(by_time, "-c idgen.time_conditions=off")

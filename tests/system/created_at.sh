@@ -28,6 +28,15 @@ q $PORT "CREATE EXTENSION pg_idgen" >/dev/null
 plan() { q $PORT "SET client_min_messages = error; EXPLAIN (COSTS OFF) $1" | tr '\n' ' '; }
 ranged() { grep -qE "Index Cond: \(.*id [<>]= " <<<"$(plan "$1")"; }
 unranged() { ! grep -qE "idgen_internal|Index Cond" <<<"$(plan "$1")"; }
+# sorted_by_key SQL: no sort by the time; a sort by the key, or none at all (an index's order)
+sorted_by_key() {
+  local p
+  p=$(q $PORT "SET client_min_messages = error; EXPLAIN (COSTS OFF) $1")
+  ! grep -qE "Sort Key: .*(id_timestamp|uuidv7_timestamp|uuid_extract_timestamp|created_at)" <<<"$p" &&
+    { ! grep -q "Sort Key:" <<<"$p" || grep -qE "Sort Key: (.*, )?([a-z_]+\.)?id( DESC)?( NULLS (FIRST|LAST))?$" <<<"$p"; } ||
+    { echo "$p" | sed 's/^/    /' >&2; return 1; }
+}
+sorted_by_time() { grep -qE "Sort Key: .*(id_timestamp|uuidv7_timestamp|uuid_extract_timestamp)" <<<"$(q $PORT "$1; EXPLAIN (COSTS OFF) $2")"; }
 
 phase "tables: 200,000 Snowflake IDs and UUIDv7s over 23 days"
 q $PORT "CREATE TABLE orders (id bigint PRIMARY KEY, v int);
@@ -122,6 +131,9 @@ if [ "$MAJOR" -ge 17 ]; then
     <<<"$(q $PORT "SET plan_cache_mode = force_generic_plan; PREPARE ev(timestamptz) AS SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) > \$1; EXPLAIN (COSTS OFF) EXECUTE ev(now())" | tr '\n' ' ')"
   check "uuid_extract_timestamp without that constraint (a version 1 UUID's time is elsewhere): nothing" \
     unranged "SELECT * FROM evany WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
+  check "ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5 under that constraint: by the key; without it: by the time" eq \
+    "$(sorted_by_key "SELECT * FROM ev7 ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5" && echo key)|$(
+      sorted_by_time "" "SELECT * FROM evany ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5" 2>/dev/null && echo time)" "key|time"
 else
   echo "  skipped: uuid_extract_timestamp (PostgreSQL 17 and later; this is $MAJOR)"
 fi
@@ -129,6 +141,7 @@ if [ "$MAJOR" -ge 18 ]; then
   q $PORT "ALTER TABLE ev7 ADD created_at timestamptz GENERATED ALWAYS AS (uuid_extract_timestamp(id)) VIRTUAL" >/dev/null
   check "a virtual created_at over uuid_extract_timestamp: a range on the key" \
     ranged "SELECT * FROM ev7 WHERE created_at >= now() - interval '1 hour'"
+  check "ORDER BY a virtual created_at DESC LIMIT 5: by the key" sorted_by_key "SELECT * FROM ev7 ORDER BY created_at DESC LIMIT 5"
   check "a virtual created_at in a LEFT JOIN's ON, and over one in WHERE" eq \
     "$(same_on_and_off "SELECT count(*) FROM few LEFT JOIN ev7 e ON e.v = few.v AND e.created_at >= now() - interval '1 hour'" && echo ok)|$(same_on_and_off "SELECT count(*) FROM few LEFT JOIN ev7 e ON e.v = few.v WHERE e.created_at >= now() - interval '1 hour'" && echo ok)" "ok|ok"
   # PostgreSQL refuses an extension's function in a virtual column (so far): the docs say to use a
@@ -140,6 +153,61 @@ if [ "$MAJOR" -ge 18 ]; then
 else
   echo "  skipped: virtual generated columns (PostgreSQL 18 and later; this is $MAJOR)"
 fi
+
+phase "ORDER BY the time inside a key: the key's order"
+check "ORDER BY id_timestamp(id) DESC LIMIT 5: the key's index read backwards, no sort" grep -q "Index Scan Backward using orders_pkey" \
+  <<<"$(plan "SELECT * FROM orders ORDER BY id_timestamp(id) DESC LIMIT 5")"
+check "a view's created_at, ORDER BY created_at DESC LIMIT 5, only created_at selected: the same" grep -q "Backward using orders_pkey" \
+  <<<"$(plan "SELECT created_at FROM orders_v ORDER BY created_at DESC LIMIT 5")"
+check "ORDER BY uuidv7_timestamp(id) LIMIT 5: the uuid's index, no sort" \
+  sorted_by_key "SELECT * FROM events ORDER BY uuidv7_timestamp(id) LIMIT 5"
+check "ORDER BY v, id_timestamp(id): the last key only, by the key" sorted_by_key "SELECT * FROM orders ORDER BY v, id_timestamp(id)"
+check "ORDER BY id_timestamp(id), v: not the last key, left alone (its ties are v's to order)" \
+  sorted_by_time "" "SELECT * FROM orders ORDER BY id_timestamp(id), v"
+check "DISTINCT, GROUP BY, a window: left alone" eq "$(sorted_by_time "" "SELECT DISTINCT id_timestamp(id) FROM orders ORDER BY 1" && echo a)$(
+  sorted_by_time "" "SELECT id_timestamp(id), count(*) FROM orders GROUP BY 1 ORDER BY 1" && echo b)$(
+  sorted_by_time "" "SELECT id_timestamp(id), row_number() OVER () FROM orders ORDER BY 1" && echo c)" abc
+check "idgen.time_conditions = off: a sort by the time" \
+  sorted_by_time "SET idgen.time_conditions = off" "SELECT * FROM orders ORDER BY id_timestamp(id) DESC LIMIT 5"
+# A view may show created_at to a role it hides id from: the order of the keys within one tick is
+# id's to tell, so that role's query keeps its sort by the time.
+q $PORT "CREATE ROLE ca_times LOGIN; GRANT SELECT (created_at, v) ON orders_v TO ca_times;
+         CREATE ROLE ca_all LOGIN; GRANT SELECT ON orders_v TO ca_all" >/dev/null
+as_role() { psql -h 127.0.0.1 -p $PORT -U "$1" -d postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "EXPLAIN (COSTS OFF) $2" 2>&1 | tr '\n' ' '; }
+check "a role that may read the view's created_at but not its id: sorted by the time, as before" grep -q "Sort Key: (id_timestamp" \
+  <<<"$(as_role ca_times "SELECT created_at FROM orders_v ORDER BY created_at DESC LIMIT 5")"
+check "a role that may read the whole view: the key's order" grep -q "Backward using orders_pkey" \
+  <<<"$(as_role ca_all "SELECT created_at FROM orders_v ORDER BY created_at DESC LIMIT 5")"
+# The differential part: every direction, NULLs first and last, limits, a key before it, three
+# layouts, over keys on and beside tick edges of each (many rows a tick), random ones and NULLs:
+# the times come out in the same sequence with it on and off (rows of one time may come in another
+# order: the times show only the order the query asked for).
+q $PORT "CREATE TABLE ord (id bigint, v int);
+  INSERT INTO ord SELECT (random() * 2147483647)::bigint, g FROM generate_series(1, 3000) g;
+  INSERT INTO ord SELECT e, e % 7 FROM (SELECT (k::bigint << s) + d AS e FROM unnest(array[10, 22, 24]) s,
+    generate_series(1, 60) k, unnest(array[-1, 0, 1]) d) x WHERE e BETWEEN 0 AND 2147483647;
+  INSERT INTO ord SELECT NULL, g FROM generate_series(1, 25) g;
+  CREATE INDEX ON ord (id);
+  CREATE TABLE ord_u (id uuid, v int);
+  INSERT INTO ord_u SELECT uuidv7_from_timestamp(now() - (g % 97) * interval '1 millisecond'), g FROM generate_series(1, 2000) g;
+  INSERT INTO ord_u SELECT uuidv7_next(), g FROM generate_series(1, 500) g;
+  INSERT INTO ord_u SELECT NULL, g FROM generate_series(1, 25) g;
+  CREATE INDEX ON ord_u (id);
+  ANALYZE ord, ord_u" >/dev/null
+queries="$WORK/created_at_order.sql"
+for t in "ord:id_timestamp(id, 'pg_idgen')" "ord:id_timestamp(id, 'sonyflake')" "ord:id_timestamp(id, 'westid32')" "ord_u:uuidv7_timestamp(id)"; do
+  for dir in "" " DESC"; do for nulls in "" " NULLS FIRST" " NULLS LAST"; do for lim in "" " LIMIT 1" " LIMIT 40"; do
+    for before in "" "v % 3, "; do
+      echo "SELECT ${before%, }${before:+, }${t#*:} FROM ${t%%:*} ORDER BY $before${t#*:}$dir$nulls$lim;"
+    done
+  done; done; done
+done >"$queries"
+n_queries=$(wc -l <"$queries")
+run_orders() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "SET idgen.time_conditions = $1" -f "$queries" 2>&1; }
+check "$n_queries sorts by the time: the same sequence of times on and off" eq "$(run_orders on | md5sum)" "$(run_orders off | md5sum)"
+by_key=0
+while read -r sql; do sorted_by_key "$sql" 2>/dev/null && by_key=$((by_key + 1)); done <"$queries"
+check "... and every one of them was sorted by the key" eq "$by_key" "$n_queries"
 
 phase "an older extension under this library"
 PREV=$(sed -n 's|.*sql/released/pg_idgen--\(.*\)\.sql$|\1|p' "$REPO/sql/released.sha256" | sort -V | tail -1)
