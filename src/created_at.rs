@@ -154,8 +154,9 @@ unsafe fn visit_query(q: *mut pg_sys::Query, cx: &mut Context, depth: usize) {
 /// which is one of the orders the query allowed. Only the last sort key (an earlier one's ties are
 /// ordered by the later keys, which the key would override), and only in a query that sorts its
 /// rows as they are: no grouping, DISTINCT, aggregates, window functions, set-returning functions in
-/// its output or set operations. The key must be a column the user may read (a view may show its
-/// `created_at` to a role it hides `id` from: the order of keys within one tick is `id`'s to tell).
+/// its output, set operations or WITH TIES (which take rows of one time for equal). The key must be
+/// a column the user may read (a view may show its `created_at` to a role it hides `id` from: the
+/// order of keys within one tick is `id`'s to tell).
 ///
 /// SAFETY: `q` is a Query of the planner's tree.
 unsafe fn order_by_key(q: *mut pg_sys::Query) {
@@ -170,6 +171,9 @@ unsafe fn order_by_key(q: *mut pg_sys::Query) {
             || query.hasWindowFuncs
             || query.hasTargetSRFs
             || !query.setOperations.is_null()
+            // FETCH FIRST n ROWS WITH TIES: the rows tied with the last by the sort keys, which
+            // for the time are all of its tick and for the key only the one row.
+            || query.limitOption == pg_sys::LimitOption::LIMIT_OPTION_WITH_TIES
         {
             return;
         }

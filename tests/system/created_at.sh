@@ -202,12 +202,26 @@ for t in "ord:id_timestamp(id, 'pg_idgen')" "ord:id_timestamp(id, 'sonyflake')" 
     done
   done; done; done
 done >"$queries"
+# WITH TIES takes the rows of the last one's time: left alone, and the same rows
+ties="$WORK/created_at_ties.sql"
+q $PORT "CREATE TABLE tied AS SELECT (k::bigint << 24) + j * 100 AS id FROM generate_series(1, 20) k, generate_series(0, 9) j;
+         CREATE INDEX ON tied (id); ANALYZE tied" >/dev/null  # 10 keys a tick in all three layouts
+for t in "tied:id_timestamp(id, 'pg_idgen')" "tied:id_timestamp(id, 'westid32')" "ord_u:uuidv7_timestamp(id)"; do
+  for dir in "" " DESC"; do
+    echo "SELECT count(*), min(t), max(t) FROM (SELECT ${t#*:} t FROM ${t%%:*} WHERE id IS NOT NULL
+            ORDER BY ${t#*:}$dir FETCH FIRST 5 ROWS WITH TIES) x;" | tr -d '\n'
+    echo
+  done
+done >"$ties"
 n_queries=$(wc -l <"$queries")
 run_orders() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "SET idgen.time_conditions = $1" -f "$queries" 2>&1; }
 check "$n_queries sorts by the time: the same sequence of times on and off" eq "$(run_orders on | md5sum)" "$(run_orders off | md5sum)"
 by_key=0
 while read -r sql; do sorted_by_key "$sql" 2>/dev/null && by_key=$((by_key + 1)); done <"$queries"
 check "... and every one of them was sorted by the key" eq "$by_key" "$n_queries"
+run_ties() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "SET idgen.time_conditions = $1" -f "$ties" 2>&1; }
+check "FETCH FIRST 5 ROWS WITH TIES (ties by the time, more than 5 rows): the same rows on and off" eq "$(run_ties on)" "$(run_ties off)"
+check "... a tick's worth of ties in each" eq "$(run_ties on | awk -F'|' '$1 > 5' | wc -l)" 6
 
 phase "an older extension under this library"
 PREV=$(sed -n 's|.*sql/released/pg_idgen--\(.*\)\.sql$|\1|p' "$REPO/sql/released.sha256" | sort -V | tail -1)
