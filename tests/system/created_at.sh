@@ -214,14 +214,17 @@ for t in "tied:id_timestamp(id, 'pg_idgen')" "tied:id_timestamp(id, 'westid32')"
   done
 done >"$ties"
 n_queries=$(wc -l <"$queries")
-run_orders() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "SET idgen.time_conditions = $1" -f "$queries" 2>&1; }
-check "$n_queries sorts by the time: the same sequence of times on and off" eq "$(run_orders on | md5sum)" "$(run_orders off | md5sum)"
+# run_sql FILE on|off: the file's output, then psql's exit status (3 at the first error)
+run_sql() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "SET idgen.time_conditions = $2" -f "$1" 2>&1; echo "exit $?"; }
+orders_off=$(run_sql "$queries" off)
+check "$n_queries sorts by the time: the same sequence of times on and off, all run" eq \
+  "$(run_sql "$queries" on | md5sum)|$(tail -1 <<<"$orders_off")" "$(md5sum <<<"$orders_off")|exit 0"
 by_key=0
 while read -r sql; do sorted_by_key "$sql" 2>/dev/null && by_key=$((by_key + 1)); done <"$queries"
 check "... and every one of them was sorted by the key" eq "$by_key" "$n_queries"
-run_ties() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "SET idgen.time_conditions = $1" -f "$ties" 2>&1; }
-check "FETCH FIRST 5 ROWS WITH TIES (ties by the time, more than 5 rows): the same rows on and off" eq "$(run_ties on)" "$(run_ties off)"
-check "... a tick's worth of ties in each" eq "$(run_ties on | awk -F'|' '$1 > 5' | wc -l)" 6
+ties_on=$(run_sql "$ties" on)
+check "FETCH FIRST 5 ROWS WITH TIES (ties by the time, more than 5 rows): the same rows on and off" eq "$ties_on" "$(run_sql "$ties" off)"
+check "... a tick's worth of ties in each, all run" eq "$(awk -F'|' '$1 + 0 > 5' <<<"$ties_on" | wc -l)|$(tail -1 <<<"$ties_on")" "6|exit 0"
 
 phase "an older extension under this library"
 PREV=$(sed -n 's|.*sql/released/pg_idgen--\(.*\)\.sql$|\1|p' "$REPO/sql/released.sha256" | sort -V | tail -1)
