@@ -103,6 +103,27 @@ enum Decoder {
     Uuidv7,
 }
 
+impl Decoder {
+    /// The type of the key it reads.
+    fn key_type(&self) -> pg_sys::Oid {
+        match self {
+            Decoder::Snowflake(_) => pg_sys::INT8OID,
+            Decoder::Uuidv7 => pg_sys::UUIDOID,
+        }
+    }
+
+    /// The key type's btree operator of `strategy` (InvalidOid if there is none).
+    fn key_operator(&self, strategy: u32) -> pg_sys::Oid {
+        let family = match self {
+            Decoder::Snowflake(_) => pg_sys::INTEGER_BTREE_FAM_OID,
+            Decoder::Uuidv7 => UUID_BTREE_FAM_OID,
+        };
+        let key_type = self.key_type();
+        // SAFETY: a catalog lookup, in the planner's transaction.
+        unsafe { pg_sys::get_opfamily_member(family, key_type, key_type, strategy as i16) }
+    }
+}
+
 /// The planner hook's work: every statement's tree, before it is planned.
 fn add_key_ranges(parse: *mut pg_sys::Query) {
     if !gucs::time_conditions() || parse.is_null() {
@@ -211,12 +232,8 @@ unsafe fn order_by_key(q: *mut pg_sys::Query) {
         let Some(strategy) = strategy else {
             return;
         };
-        let (family, key_type) = match decoder {
-            Decoder::Snowflake(_) => (pg_sys::INTEGER_BTREE_FAM_OID, pg_sys::INT8OID),
-            Decoder::Uuidv7 => (UUID_BTREE_FAM_OID, pg_sys::UUIDOID),
-        };
-        let member = |s: u32| pg_sys::get_opfamily_member(family, key_type, key_type, s as i16);
-        let (sortop, eqop) = (member(strategy), member(pg_sys::BTEqualStrategyNumber));
+        let sortop = decoder.key_operator(strategy);
+        let eqop = decoder.key_operator(pg_sys::BTEqualStrategyNumber);
         if sortop == pg_sys::InvalidOid || eqop == pg_sys::InvalidOid {
             return;
         }
@@ -239,7 +256,7 @@ unsafe fn order_by_key(q: *mut pg_sys::Query) {
         (*by_key).tleSortGroupRef = sort_ref;
         (*by_key).sortop = sortop;
         (*by_key).eqop = eqop;
-        (*by_key).hashable = pg_sys::op_hashjoinable(eqop, key_type);
+        (*by_key).hashable = pg_sys::op_hashjoinable(eqop, decoder.key_type());
         (*q).targetList = pg_sys::lappend((*q).targetList, hidden.cast());
         let list = (*q).sortClause;
         (*(*list).elements.add(clauses.len() - 1)).ptr_value = by_key.cast();
@@ -542,11 +559,7 @@ unsafe fn decoder_call(
             }
             _ => return None,
         };
-        let wanted = match decoder {
-            Decoder::Snowflake(_) => pg_sys::INT8OID,
-            Decoder::Uuidv7 => pg_sys::UUIDOID,
-        };
-        if (*key).vartype != wanted {
+        if (*key).vartype != decoder.key_type() {
             return None;
         }
         let key = match column {
@@ -828,7 +841,7 @@ unsafe fn key_bound(
         let inclusive = pg_sys::makeBoolConst(inclusive, false);
         // The input collation is the one the parser gives a text argument, so that the range reads
         // back (from a Citus coordinator's query text) as a node equal to this one.
-        let (family, key_type, func, args, collation) = match decoder {
+        let (func, args, collation) = match decoder {
             Decoder::Snowflake(layout) => {
                 let layout = pg_sys::makeConst(
                     pg_sys::TEXTOID,
@@ -840,16 +853,12 @@ unsafe fn key_bound(
                     false,
                 );
                 (
-                    pg_sys::INTEGER_BTREE_FAM_OID,
-                    pg_sys::INT8OID,
                     funcs[if lower { 0 } else { 1 }],
                     list_of(&[t, inclusive, layout.cast()]),
                     pg_sys::DEFAULT_COLLATION_OID,
                 )
             }
             Decoder::Uuidv7 => (
-                UUID_BTREE_FAM_OID,
-                pg_sys::UUIDOID,
                 funcs[if lower { 2 } else { 3 }],
                 list_of(&[t, inclusive]),
                 pg_sys::InvalidOid,
@@ -857,7 +866,7 @@ unsafe fn key_bound(
         };
         let bound = pg_sys::makeFuncExpr(
             func,
-            key_type,
+            decoder.key_type(),
             args,
             pg_sys::InvalidOid,
             collation,
@@ -868,7 +877,7 @@ unsafe fn key_bound(
         } else {
             pg_sys::BTLessEqualStrategyNumber
         };
-        let opno = pg_sys::get_opfamily_member(family, key_type, key_type, strategy as i16);
+        let opno = decoder.key_operator(strategy);
         let key = pg_sys::copyObjectImpl(key.cast()) as *mut pg_sys::Expr;
         let clause = pg_sys::make_opclause(
             opno,

@@ -96,7 +96,8 @@ check "a view's created_at in a FULL JOIN's ON" \
 phase "other roles"
 q $PORT "CREATE ROLE ca_reader LOGIN; GRANT SELECT ON orders TO ca_reader;
          CREATE ROLE ca_mallory LOGIN; CREATE SCHEMA mallory AUTHORIZATION ca_mallory" >/dev/null
-as_reader() { psql -h 127.0.0.1 -p $PORT -U ca_reader -d postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "$1" 2>&1; }
+as_role() { psql -h 127.0.0.1 -p $PORT -U "$1" -d postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "$2" 2>&1; } # as_role ROLE SQL
+as_reader() { as_role ca_reader "$1"; }
 check "a plain role: its query reads a range (the bound functions are PUBLIC's)" eq \
   "$(as_reader "SELECT count(*) > 0 FROM orders WHERE id_timestamp(id) >= now() - interval '1 hour'")|$(as_reader "EXPLAIN (COSTS OFF) SELECT * FROM orders WHERE id_timestamp(id) >= now() - interval '1 hour'" | grep -c "id_time_lower")" "t|1"
 q $PORT "REVOKE EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text) FROM PUBLIC" >/dev/null
@@ -173,11 +174,10 @@ check "idgen.time_conditions = off: a sort by the time" \
 # id's to tell, so that role's query keeps its sort by the time.
 q $PORT "CREATE ROLE ca_times LOGIN; GRANT SELECT (created_at, v) ON orders_v TO ca_times;
          CREATE ROLE ca_all LOGIN; GRANT SELECT ON orders_v TO ca_all" >/dev/null
-as_role() { psql -h 127.0.0.1 -p $PORT -U "$1" -d postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "EXPLAIN (COSTS OFF) $2" 2>&1 | tr '\n' ' '; }
 check "a role that may read the view's created_at but not its id: sorted by the time, as before" grep -q "Sort Key: (id_timestamp" \
-  <<<"$(as_role ca_times "SELECT created_at FROM orders_v ORDER BY created_at DESC LIMIT 5")"
+  <<<"$(as_role ca_times "EXPLAIN (COSTS OFF) SELECT created_at FROM orders_v ORDER BY created_at DESC LIMIT 5")"
 check "a role that may read the whole view: the key's order" grep -q "Backward using orders_pkey" \
-  <<<"$(as_role ca_all "SELECT created_at FROM orders_v ORDER BY created_at DESC LIMIT 5")"
+  <<<"$(as_role ca_all "EXPLAIN (COSTS OFF) SELECT created_at FROM orders_v ORDER BY created_at DESC LIMIT 5")"
 # The differential part: every direction, NULLs first and last, limits, a key before it, three
 # layouts, over keys on and beside tick edges of each (many rows a tick), random ones and NULLs:
 # the times come out in the same sequence with it on and off (rows of one time may come in another
