@@ -129,12 +129,19 @@ by_time() {
     echo "$secs $t"
   done | sort -rn -k1,1 | awk '{print $2}'
 }
-# run_system_test FILE: runs it into $logs/NAME, then writes NAME.status and NAME.secs.
+# run_system_test FILE: runs it into $logs/NAME, then writes NAME.status and NAME.secs. A test that
+# has not ended after IDGEN_TEST_TIMEOUT seconds (20 minutes; the longest takes under 6 on a warm
+# machine) is stopped (TERM to its process group, KILL a minute later) and fails with what it printed
+# so far: a test that hangs names itself instead of holding the run past CI's 90 minutes.
+test_timeout=${IDGEN_TEST_TIMEOUT:-1200}
 run_system_test() {
   local name start status=0
   name=$(basename "$1")
   start=$SECONDS
-  bash "$1" >"$logs/$name" 2>&1 || status=$?
+  timeout --kill-after=60 "$test_timeout" bash "$1" >"$logs/$name" 2>&1 || status=$?
+  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+    echo "  FAIL: $name had not ended after $test_timeout s (tests/all.sh stopped it, exit $status); its last lines are above" >>"$logs/$name"
+  fi
   echo $((SECONDS - start)) >"$logs/$name.secs"
   echo "$status" >"$logs/$name.status"
 }
@@ -157,7 +164,8 @@ finish_system_test() {
   fi
   if [ "$status" != 0 ] && [ "$status" != 77 ]; then
     { echo "--- $name (exit $status): its failed checks, or its last lines"
-      if grep -q 'FAIL:' "$logs/$name"; then grep -A4 'FAIL:' "$logs/$name" | head -40
+      if [ "$status" != 124 ] && [ "$status" != 137 ] && grep -q 'FAIL:' "$logs/$name"; then
+        grep -A4 'FAIL:' "$logs/$name" | head -40
       else tail -15 "$logs/$name"; fi; } >>"$logs/failed"
   fi
 }
