@@ -54,7 +54,13 @@ check "the standby was promoted" eq "$(q $S "SELECT pg_is_in_recovery()")" f
 # It has no synchronous standby of its own (commits would wait for one, and so would IDs).
 q $S "ALTER SYSTEM SET synchronous_standby_names = ''"
 q $S "SELECT pg_reload_conf()" >/dev/null
-sleep 0.5
+# A session started before the postmaster has read the file would still wait, forever: so until a
+# new one sees the empty setting (at most 10 s).
+for _ in $(seq 1 100); do
+  [ -z "$(q $S "SHOW synchronous_standby_names")" ] && break
+  sleep 0.1
+done
+check "the promoted standby waits for no standby of its own" eq "$(q $S "SHOW synchronous_standby_names")" ""
 q $S "CREATE TABLE old_primary (id bigint, m text)"
 psql -h 127.0.0.1 -p $S -U postgres -X -q -c "\\copy old_primary (id) FROM '$ids'"
 psql -h 127.0.0.1 -p $S -U postgres -X -q -c "\\copy old_primary (m) FROM '$msgs'"
