@@ -26,7 +26,9 @@ PAGE = "SELECT id FROM outbox WHERE id > %s AND id < %s ORDER BY id LIMIT 2000"
 
 
 def connect(conninfo):
-    return psycopg.connect(conninfo, autocommit=True)
+    # A statement that waits a minute (a lock, a worker that does not answer) is an error that
+    # names itself, not a run that never ends.
+    return psycopg.connect(conninfo, autocommit=True, options="-c statement_timeout=60s")
 
 
 def writer(conninfo, how, rows, seed):
@@ -61,35 +63,41 @@ seen = []
 
 
 def reader():
-    nodes = [connect(n) for n in NODES]
-    coordinator = nodes[0]
-    last = 0
-    idle_after_done = 0
-    while idle_after_done < 20 and time.monotonic() < deadline + 120:
-        h = horizon(nodes)
-        rows = coordinator.execute(PAGE, (last, h)).fetchall()
-        seen.extend(r[0] for r in rows)
-        if rows:
-            last = rows[-1][0]
-        else:
-            if done.is_set():
-                idle_after_done += 1
-            time.sleep(0.01)
-    for c in nodes:
-        c.close()
+    try:
+        nodes = [connect(n) for n in NODES]
+        coordinator = nodes[0]
+        last = 0
+        idle_after_done = 0
+        while idle_after_done < 20 and time.monotonic() < deadline + 120:
+            h = horizon(nodes)
+            rows = coordinator.execute(PAGE, (last, h)).fetchall()
+            seen.extend(r[0] for r in rows)
+            if rows:
+                last = rows[-1][0]
+            else:
+                if done.is_set():
+                    idle_after_done += 1
+                time.sleep(0.01)
+        for c in nodes:
+            c.close()
+    except psycopg.Error as e:
+        with lock:
+            stats["errors"].append(f"reader: {e}")
 
 
 writers = [threading.Thread(target=writer, args=(C, "multi", 8, i)) for i in range(3)]
 writers.append(threading.Thread(target=writer, args=(C, "single", 1, 10)))
 writers.append(threading.Thread(target=writer, args=(W1, "mx_w1", 8, 11)))
 writers.append(threading.Thread(target=writer, args=(W2, "mx_w2", 8, 12)))
-r = threading.Thread(target=reader)
+r = threading.Thread(target=reader, daemon=True)
 for t in writers + [r]:
     t.start()
 for t in writers:
     t.join()
 done.set()
 r.join(timeout=180)
+if r.is_alive():
+    stats["errors"].append("reader: still reading 180 s after the writers stopped")
 with connect(C) as conn:
     truth = [row[0] for row in conn.execute("SELECT id FROM outbox ORDER BY id")]
     by_how = dict(conn.execute("SELECT how, count(*) FROM outbox GROUP BY how").fetchall())
