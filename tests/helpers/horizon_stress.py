@@ -43,11 +43,26 @@ def count(key, n=1):
         stats[key] += n
 
 
+error_texts = {}  # who: the distinct errors (their first lines) each kind of session met, for the output
+
+
+def note_error(who, e):
+    count("errors")
+    text = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    print(f"{who}: {text}", file=sys.stderr, flush=True)
+    with lock:
+        texts = error_texts.setdefault(who, [])
+        if text not in texts and len(texts) < 10:
+            texts.append(text)
+
+
 def connect(name, until, conninfo=CONNINFO):
     """A connection, retried while the server restarts (until `until`)."""
     while True:
         try:
-            return psycopg.connect(conninfo, autocommit=True, application_name=name, connect_timeout=5)
+            # A statement blocked for a minute is an error that names itself (error_texts).
+            return psycopg.connect(conninfo, autocommit=True, application_name=name, connect_timeout=5,
+                                   options="-c statement_timeout=60s")
         except psycopg.OperationalError:
             if time.monotonic() > until:
                 raise
@@ -90,8 +105,8 @@ def writer(i):
             else:
                 conn.execute("COMMIT")
                 count("committed")
-        except psycopg.Error:
-            count("errors")
+        except psycopg.Error as e:
+            note_error("writer", e)
             if conn.broken or conn.closed:
                 count("reconnects")
                 time.sleep(0.2)
@@ -105,9 +120,14 @@ def writer(i):
 
 
 def finisher():
-    """COMMIT PREPARED / ROLLBACK PREPARED, seconds after each PREPARE, from another session."""
+    """COMMIT PREPARED / ROLLBACK PREPARED, seconds after each PREPARE, from another session. One
+    that still fails 120 s after the writers' end is left, and named in the output (stuck)."""
     conn = connect("hz-finisher", deadline + 60)
     while True:
+        if writers_done.is_set() and time.monotonic() > deadline + 120:
+            with lock:
+                stats["stuck"] = [gid for _, gid, _ in pending]
+            break
         done_writing = writers_done.is_set()
         with lock:
             due = [p for p in pending if done_writing or p[0] <= time.monotonic()]
@@ -121,8 +141,8 @@ def finisher():
             except psycopg.errors.UndefinedObject:
                 with lock:  # its PREPARE never completed (the server crashed under it)
                     pending.remove(p)
-            except psycopg.Error:
-                count("errors")
+            except psycopg.Error as e:
+                note_error("finisher", e)
                 if conn.broken or conn.closed:
                     count("reconnects")
                     conn = connect("hz-finisher", deadline + 120)
@@ -176,14 +196,17 @@ def reader(name):
                 rows, new_last = standby_page(conn, standby, last, r)
             else:
                 rows, new_last = read_page(conn, last, 200, r["query"], r["horizon"], r["repeatable_read"])
-        except psycopg.Error:
-            count("errors")
+        except psycopg.Error as e:
+            note_error(f"reader {name}", e)
             if conn.broken or conn.closed:
                 count("reconnects")
                 conn = connect(f"hz-reader-{name}", time.monotonic() + 120)
             if standby and (standby.broken or standby.closed):
                 count("reconnects")
                 standby = connect(f"hz-reader-{name}", time.monotonic() + 120, STANDBY)
+            if time.monotonic() > deadline + 150:  # an error every time: it ends too, named above
+                break
+            time.sleep(0.02)
             continue
         pages[name] += 1
         seen[name].extend(row[0] for row in rows)
@@ -217,7 +240,7 @@ with lock:
 for t in rthreads:
     t.join(timeout=120)
 truth = {"id": ids, "u": us}
-out = dict(stats, rows=len(ids))
+out = dict(stats, rows=len(ids), error_texts=error_texts)
 for name, r in READERS.items():
     got = seen[name]
     want = set(truth[r["key"]])

@@ -101,6 +101,8 @@ check "the writers committed, rolled back, prepared and rolled back to savepoint
   "$(field "$out" committed)" -gt 100 -a "$(field "$out" rolled_back)" -gt 5 -a "$(field "$out" prepared_committed)" -gt 5 \
   -a "$(field "$out" savepoints_rolled_back)" -gt 5 -a "$(field "$out" ids_not_inserted)" -gt 10
 check "the clients reconnected after the crashes" test "$(field "$out" reconnects)" -ge 8
+check "every prepared transaction was committed or rolled back by its gid (none stuck)" eq \
+  "$(python3 -c "import json,sys; print(json.load(sys.stdin).get('stuck', []))" <<<"$out")" "[]"
 for r in rc_id rr_id rc_uuid; do
   check "reader $r (the recipe) read every committed row exactly once, in order" eq \
     "$(python3 -c "import json,sys; r=json.load(sys.stdin)['$r']; print(r['exactly_once'], r['in_order'], r['missed'])" <<<"$out")" \
