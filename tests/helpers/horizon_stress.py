@@ -125,8 +125,6 @@ def finisher():
     conn = connect("hz-finisher", deadline + 60)
     while True:
         if writers_done.is_set() and time.monotonic() > deadline + 120:
-            with lock:
-                stats["stuck"] = [gid for _, gid, _ in pending]
             break
         done_writing = writers_done.is_set()
         with lock:
@@ -231,6 +229,8 @@ for t in threads:
     t.join()
 writers_done.set()
 fin.join()
+with lock:  # what the finisher could not end (its last error is in error_texts)
+    stats["stuck"] = [gid for _, gid, _ in pending]
 conn = connect("hz-check", time.monotonic() + 120)
 ids = [r[0] for r in conn.execute("SELECT id FROM outbox ORDER BY id")]
 us = [r[0] for r in conn.execute("SELECT u FROM outbox ORDER BY u")]
