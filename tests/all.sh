@@ -134,12 +134,13 @@ by_time() {
 # machine) is stopped (TERM to its process group, KILL a minute later) and fails with what it printed
 # so far: a test that hangs names itself instead of holding the run past CI's 90 minutes.
 test_timeout=${IDGEN_TEST_TIMEOUT:-1200}
+timed_out() { [ "$1" = 124 ] || [ "$1" = 137 ]; } # timed_out STATUS: timeout's exit after TERM, KILL
 run_system_test() {
   local name start status=0
   name=$(basename "$1")
   start=$SECONDS
   timeout --kill-after=60 "$test_timeout" bash "$1" >"$logs/$name" 2>&1 || status=$?
-  if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+  if timed_out "$status"; then
     echo "  FAIL: $name had not ended after $test_timeout s (tests/all.sh stopped it, exit $status); its last lines are above" >>"$logs/$name"
   fi
   echo $((SECONDS - start)) >"$logs/$name.secs"
@@ -164,7 +165,7 @@ finish_system_test() {
   fi
   if [ "$status" != 0 ] && [ "$status" != 77 ]; then
     { echo "--- $name (exit $status): its failed checks, or its last lines"
-      if [ "$status" != 124 ] && [ "$status" != 137 ] && grep -q 'FAIL:' "$logs/$name"; then
+      if ! timed_out "$status" && grep -q 'FAIL:' "$logs/$name"; then
         grep -A4 'FAIL:' "$logs/$name" | head -40
       else tail -15 "$logs/$name"; fi; } >>"$logs/failed"
   fi
