@@ -12,6 +12,9 @@
 --   ca_tables()            the tables (ca_tables lists them)
 --   ca_differential(n)     n conditions per table; a row per disagreement (none expected); how
 --                          many conditions ran and how many plans read a key range go to ca_stats
+--   ca_shapes(n)           n conditions per table and shape (subqueries, views, set operations,
+--                          grouping sets, joins, sorts by the time, 2,000 conditions at once); a
+--                          row per disagreement (none expected)
 --   ca_control(n)          the same kind of conditions, checked against a bound one key too tight
 --                          written by hand: returns how many then disagree (more than none: the
 --                          data and conditions reach the very edge of a range)
@@ -101,6 +104,10 @@ BEGIN
     IF current_setting('server_version_num')::int >= 170000 THEN
         EXECUTE 'CREATE TABLE ca_ux (id uuid CHECK (uuid_extract_version(id) = 7))';
         INSERT INTO ca_ux SELECT id FROM ca_u7;
+        -- A CHECK is only "not false": UUIDs with no version (the Nil UUID, a version 7 nibble
+        -- of another variant) pass it, and their time is NULL.
+        INSERT INTO ca_ux VALUES ('00000000-0000-0000-0000-000000000000'), ('01234567-89ab-7def-0123-456789abcdef'),
+                                 ('ffffffff-ffff-ffff-ffff-ffffffffffff');
         CREATE INDEX ON ca_ux (id);
         INSERT INTO ca_tables VALUES ('ca_ux', 'uuid_extract_timestamp', NULL, 'uuid', true);
         -- Version 1 UUIDs carry their time elsewhere: nothing may be derived here.
@@ -110,6 +117,16 @@ BEGIN
                                    ('ffffffff-ffff-1fff-bfff-ffffffffffff'), (gen_random_uuid()), (gen_random_uuid());
         CREATE INDEX ON ca_umix (id);
         INSERT INTO ca_tables VALUES ('ca_umix', 'uuid_extract_timestamp', NULL, 'uuid', false);
+        -- A foreign table whose CHECK says 7 (never enforced), over those versions (file_fdw,
+        -- where this PostgreSQL has it).
+        IF EXISTS (SELECT FROM pg_available_extensions WHERE name = 'file_fdw') THEN
+            CREATE EXTENSION IF NOT EXISTS file_fdw;
+            CREATE SERVER ca_files FOREIGN DATA WRAPPER file_fdw;
+            EXECUTE format('COPY ca_umix TO %L', current_setting('data_directory') || '/ca_umix.txt');
+            EXECUTE format('CREATE FOREIGN TABLE ca_uforeign (id uuid CHECK (uuid_extract_version(id) = 7)) SERVER ca_files OPTIONS (filename %L)',
+                           current_setting('data_directory') || '/ca_umix.txt');
+            INSERT INTO ca_tables VALUES ('ca_uforeign', 'uuid_extract_timestamp', NULL, 'uuid', false);
+        END IF;
     END IF;
     ANALYZE;
 END $$;
@@ -129,7 +146,8 @@ BEGIN
     IF decoder = 'id_timestamp' THEN
         EXECUTE format('SELECT id_timestamp(id, %L) FROM %I WHERE id IS NOT NULL ORDER BY random() LIMIT 1', layout, tbl) INTO t;
     ELSE
-        EXECUTE format('SELECT uuidv7_timestamp(id) FROM %I WHERE id IS NOT NULL AND substr(id::text, 15, 1) = %L ORDER BY random() LIMIT 1', tbl, '7') INTO t;
+        EXECUTE format('SELECT uuidv7_timestamp(id) FROM %I WHERE id IS NOT NULL AND substr(id::text, 15, 1) = %L AND substr(id::text, 20, 1) IN (%L, %L, %L, %L) ORDER BY random() LIMIT 1',
+                       tbl, '7', '8', '9', 'a', 'b') INTO t;
     END IF;
     RETURN t + (ARRAY[interval '0', interval '1 microsecond', interval '-1 microsecond', interval '1 millisecond',
                       interval '-1 millisecond', interval '999 microseconds', interval '10 milliseconds',
@@ -268,4 +286,82 @@ BEGIN
         END LOOP;
     END LOOP;
     RETURN differ;
+END $$;
+
+-- The shapes users write around a time, over every table: a subquery, a view over it, set
+-- operations whose other branch carries another time, grouping sets, a join on the key, and a
+-- sort by the time; each with random conditions on the time, run with the derivation off and on.
+-- An error is an answer too (its SQLSTATE). Returns a row per disagreement (none expected).
+CREATE FUNCTION ca_answer(sql text, param timestamptz) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    a text;
+BEGIN
+    EXECUTE sql INTO a USING param;
+    RETURN coalesce(a, '');
+EXCEPTION WHEN OTHERS THEN
+    RETURN 'ERROR ' || SQLSTATE;
+END $$;
+
+CREATE FUNCTION ca_shapes(n int) RETURNS TABLE (tbl text, shape text, query text, param timestamptz, off_answer text, on_answer text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    r ca_tables;
+    f text;
+    s text;
+    c record;
+    q text;
+    a_off text;
+    a_on text;
+    shapes text[] := ARRAY[
+        -- %1$s: the decoder over id; %2$s: the table
+        'SELECT id, %1$s AS t FROM %2$I',
+        'SELECT * FROM (SELECT id, %1$s AS t FROM %2$I) v WHERE id IS NOT NULL',
+        'SELECT id, %1$s AS t FROM %2$I UNION ALL SELECT id, %1$s - interval ''90 minutes'' FROM %2$I',
+        'SELECT id, %1$s AS t FROM %2$I UNION SELECT id, %1$s + interval ''1 day'' FROM %2$I',
+        'SELECT id, %1$s AS t FROM %2$I INTERSECT SELECT id, %1$s FROM %2$I WHERE id IS NOT NULL',
+        'SELECT id, %1$s AS t FROM %2$I EXCEPT SELECT id, %1$s FROM %2$I WHERE false',
+        'SELECT id, %1$s AS t, count(*) AS n FROM %2$I GROUP BY ROLLUP (%1$s, id)',
+        'SELECT id, %1$s AS t, count(*) AS n FROM %2$I GROUP BY CUBE (id, %1$s)',
+        'SELECT id, %1$s AS t FROM %2$I GROUP BY GROUPING SETS ((%1$s), (%1$s, id), ())',
+        'SELECT a.id, %1$s AS t FROM %2$I a LEFT JOIN %2$I b USING (id)',
+        'SELECT b.id, b.t FROM %2$I a FULL JOIN (SELECT id, %1$s AS t FROM %2$I) b ON a.id = b.id'];
+    disagree int := 0;
+BEGIN
+    FOR r IN SELECT * FROM ca_tables LOOP
+        f := CASE WHEN r.layout IS NULL THEN format('%s(id)', r.decoder)
+                  ELSE format('%s(id, %L)', r.decoder, r.layout) END;
+        FOREACH s IN ARRAY shapes LOOP
+            FOR i IN 1..n LOOP
+                SELECT * INTO c FROM ca_condition(r);
+                c.cond := replace(c.cond, f, 't');
+                q := CASE WHEN i % 3 = 0
+                    -- a sort by the time: the sequence of times (ties in any order)
+                    THEN format('SELECT string_agg(coalesce(t::text, ''-''), '','') FROM (SELECT t FROM (%s) s WHERE %s ORDER BY t %s LIMIT %s) x',
+                                format(s, f, r.tbl), c.cond,
+                                (ARRAY['', 'DESC', 'NULLS FIRST', 'DESC NULLS LAST'])[1 + floor(random() * 4)::int], 1 + floor(random() * 30)::int)
+                    ELSE format('SELECT count(*) || '':'' || coalesce(sum(hashtext(id::text)), 0) FROM (%s) s WHERE %s', format(s, f, r.tbl), c.cond) END;
+                PERFORM set_config('idgen.time_conditions', 'off', true);
+                a_off := ca_answer(q, c.param);
+                PERFORM set_config('idgen.time_conditions', 'on', true);
+                a_on := ca_answer(q, c.param);
+                IF a_on IS DISTINCT FROM a_off THEN
+                    tbl := r.tbl; shape := s; query := q; param := c.param; off_answer := a_off; on_answer := a_on;
+                    RETURN NEXT;
+                END IF;
+            END LOOP;
+        END LOOP;
+        -- Thousands of conditions at once: the same answer.
+        q := format('SELECT count(*) || '':'' || coalesce(sum(hashtext(id::text)), 0) FROM %I WHERE ', r.tbl) ||
+             (SELECT string_agg(x.cond, ' AND ') FROM (SELECT (ca_condition(r)).cond FROM generate_series(1, 2000)) x
+               WHERE x.cond NOT LIKE '%$1%');
+        PERFORM set_config('idgen.time_conditions', 'off', true);
+        a_off := ca_answer(q, NULL);
+        PERFORM set_config('idgen.time_conditions', 'on', true);
+        a_on := ca_answer(q, NULL);
+        IF a_on IS DISTINCT FROM a_off THEN
+            tbl := r.tbl; shape := '2000 conditions'; query := left(q, 200); off_answer := a_off; on_answer := a_on;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+    PERFORM set_config('TimeZone', 'UTC', true);
 END $$;

@@ -123,13 +123,18 @@ check "now(): partitions pruned at executor start" grep -q "Subplans Removed: [6
   <<<"$(q $PORT "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM p WHERE id_timestamp(id) >= now() - interval '1 day'" | tr '\n' ' ')"
 
 if [ "$MAJOR" -ge 17 ]; then
-  q $PORT "CREATE TABLE ev7 (id uuid PRIMARY KEY CHECK (uuid_extract_version(id) = 7), v int);
+  q $PORT "CREATE TABLE ev7 (id uuid PRIMARY KEY CHECK (uuid_extract_version(id) = 7 AND uuid_extract_version(id) IS NOT NULL), v int);
+           CREATE TABLE ev7null (id uuid PRIMARY KEY CHECK (uuid_extract_version(id) = 7), v int);
            CREATE TABLE evany (id uuid PRIMARY KEY, v int);
-           INSERT INTO ev7 SELECT * FROM events; INSERT INTO evany SELECT * FROM events; ANALYZE ev7, evany" >/dev/null
+           INSERT INTO ev7 SELECT * FROM events; INSERT INTO evany SELECT * FROM events; INSERT INTO ev7null SELECT * FROM events;
+           ANALYZE ev7, evany, ev7null" >/dev/null
   check "uuid_extract_timestamp where CHECK (uuid_extract_version(id) = 7): a range" \
     ranged "SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
   check "uuid_extract_timestamp(id) > \$1 (a generic plan) where the constraint allows only version 7: a range" grep -q "uuidv7_time_lower(\$1, false)" \
     <<<"$(q $PORT "SET plan_cache_mode = force_generic_plan; PREPARE ev(timestamptz) AS SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) > \$1; EXPLAIN (COSTS OFF) EXECUTE ev(now())" | tr '\n' ' ')"
+  check "uuid_extract_timestamp where the CHECK says only = 7 (a UUID with no version passes it): a range, and a sort by the time" eq \
+    "$(ranged "SELECT * FROM ev7null WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'" && echo range)|$(
+      sorted_by_time "" "SELECT * FROM ev7null ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5" 2>/dev/null && echo time)" "range|time"
   check "uuid_extract_timestamp without that constraint (a version 1 UUID's time is elsewhere): nothing" \
     unranged "SELECT * FROM evany WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
   check "ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5 under that constraint: by the key; without it: by the time" eq \
@@ -226,6 +231,135 @@ ties_on=$(run_sql "$ties" on)
 check "FETCH FIRST 5 ROWS WITH TIES (ties by the time, more than 5 rows): the same rows on and off" eq "$ties_on" "$(run_sql "$ties" off)"
 check "... a tick's worth of ties in each, all run" eq "$(awk -F'|' '$1 + 0 > 5' <<<"$ties_on" | wc -l)|$(tail -1 <<<"$ties_on")" "6|exit 0"
 
+phase "what must never change a result: set operations, grouping sets, NULL versions, foreign tables, schemas, many conditions"
+# answer ON|OFF SQL...: every statement's output and any error's SQLSTATE (psql's VERBOSITY
+# sqlstate), run with the derivation on or off; the data are left as they were (ROLLBACK).
+answer() {
+  local setting=$1
+  shift
+  { echo "SET idgen.time_conditions = $setting;"; echo "BEGIN;"; printf '%s\n' "$@"; echo "ROLLBACK;"; } |
+    psql -h 127.0.0.1 -p $PORT -U "${AS_ROLE:-postgres}" -d "${DB:-postgres}" -X -q -A -t -v VERBOSITY=sqlstate -f - 2>&1 |
+    sed 's/^psql:<stdin>:[0-9]*: //'
+}
+# same SQL...: the same answer, on and off, and it is one (not empty, no error unless WANT_ERROR)
+same() {
+  local on off
+  on=$(answer on "$@")
+  off=$(answer off "$@")
+  [ "$on" = "$off" ] && [ -n "$on" ] && { [ -n "${WANT_ERROR:-}" ] || ! grep -q ERROR <<<"$on"; } ||
+    { echo "    on:  $(head -c 300 <<<"$on" | tr '\n' ' ')" >&2; echo "    off: $(head -c 300 <<<"$off" | tr '\n' ' ')" >&2; return 1; }
+}
+q $PORT "CREATE TABLE ua (id bigint PRIMARY KEY);
+  INSERT INTO ua SELECT id_from_timestamp(now() - g * interval '1 hour') + g FROM generate_series(1, 200) g;
+  CREATE TABLE ub (id bigint PRIMARY KEY, created_at timestamptz NOT NULL);
+  INSERT INTO ub SELECT g, now() - g * interval '1 hour' + interval '30 minutes' FROM generate_series(1, 200) g;
+  CREATE VIEW all_rows AS SELECT id, id_timestamp(id) AS created_at FROM ua UNION ALL SELECT id, created_at FROM ub;
+  CREATE VIEW all_rows_distinct AS SELECT id, id_timestamp(id) AS created_at FROM ua UNION SELECT id, created_at FROM ub;
+  CREATE VIEW all_rows_except AS SELECT id, id_timestamp(id) AS created_at FROM ua EXCEPT SELECT id, created_at FROM ub;
+  ANALYZE ua, ub" >/dev/null
+check "UNION ALL view, a day: the same count" same "SELECT count(*) FROM all_rows WHERE created_at >= now() - interval '1 day';"
+check "UNION view, BETWEEN, in the time's order" same "SELECT id FROM all_rows_distinct WHERE created_at BETWEEN now() - interval '3 days' AND now() - interval '1 day' ORDER BY created_at, id;"
+check "EXCEPT view: the same rows" same "SELECT count(*) FROM all_rows_except WHERE created_at < now() - interval '2 days';"
+check "UNION ALL in a subquery in FROM" same "SELECT count(*) FROM (SELECT id, id_timestamp(id) AS t FROM ua UNION ALL SELECT id, created_at FROM ub) s WHERE t > now() - interval '50 hours';"
+check "ORDER BY a UNION view's created_at DESC LIMIT 30: the same rows in the same order" \
+  same "SELECT id FROM all_rows ORDER BY created_at DESC LIMIT 30;"
+check "a purge through an anti-join over the UNION ALL view: the same rows deleted" \
+  same "WITH d AS (DELETE FROM ub WHERE NOT EXISTS (SELECT 1 FROM all_rows r WHERE r.id = ub.id AND r.created_at >= now() - interval '1 day') RETURNING id) SELECT count(*), sum(id) FROM d;" \
+       "SELECT count(*) FROM ub;"
+check "a purge through a LEFT JOIN anti-join over the UNION ALL view: the same rows deleted" \
+  same "DELETE FROM ub WHERE id IN (SELECT b.id FROM ub b LEFT JOIN all_rows r ON r.id = b.id AND r.created_at >= now() - interval '1 day' WHERE r.id IS NULL);" \
+       "SELECT count(*), sum(id) FROM ub;"
+check "a purge through the view itself, DELETE ... WHERE id IN (the view by time)" \
+  same "DELETE FROM ub WHERE id IN (SELECT id FROM all_rows WHERE created_at >= now() - interval '100 hours');" "SELECT count(*), sum(id) FROM ub;"
+q $PORT "CREATE TABLE ro (id bigint PRIMARY KEY, amount int);
+  INSERT INTO ro SELECT id_from_timestamp(date_trunc('hour', now()) - (g / 5) * interval '1 hour') + g, 50 FROM generate_series(1, 100) g;
+  CREATE VIEW hourly AS SELECT id_timestamp(id) AS ts, id, sum(amount) AS amount FROM ro GROUP BY ROLLUP (id_timestamp(id), id);
+  CREATE VIEW hourly_cube AS SELECT id_timestamp(id) AS ts, id, sum(amount) AS amount FROM ro GROUP BY CUBE (id_timestamp(id), id);
+  CREATE VIEW hourly_sets AS SELECT id_timestamp(id) AS ts, id, count(*) AS n FROM ro GROUP BY GROUPING SETS ((id_timestamp(id)), (id_timestamp(id), id));
+  ANALYZE ro" >/dev/null
+check "a ROLLUP view: subtotal rows (a time, a NULL key) stay" same "SELECT count(*), sum(amount) FROM hourly WHERE ts >= now() - interval '5 hours';"
+check "a CUBE view, BETWEEN" same "SELECT count(*), sum(amount) FROM hourly_cube WHERE ts BETWEEN now() - interval '10 hours' AND now() - interval '2 hours';"
+check "a GROUPING SETS subquery, and ORDER BY its time DESC LIMIT 12" \
+  same "SELECT count(*), sum(n) FROM hourly_sets WHERE ts < now() - interval '3 hours';" "SELECT ts FROM hourly_sets ORDER BY ts DESC LIMIT 12;"
+check "ORDER BY a ROLLUP view's time, the subtotals where they were" same "SELECT ts FROM hourly ORDER BY ts DESC NULLS LAST LIMIT 15;" "SELECT ts FROM hourly ORDER BY ts LIMIT 15;"
+if [ "$MAJOR" -ge 17 ]; then
+  # A CHECK is only "not false": the Nil UUID and a UUID of another variant have no version
+  # (NULL) and pass CHECK (uuid_extract_version(id) = 7); their time is NULL too.
+  q $PORT "CREATE TABLE nil7 (id uuid PRIMARY KEY CHECK (uuid_extract_version(id) = 7), v int);
+    INSERT INTO nil7 SELECT uuidv7_from_timestamp(now() - g * interval '1 minute'), g FROM generate_series(1, 50) g;
+    INSERT INTO nil7 VALUES ('00000000-0000-0000-0000-000000000000', 0), ('ffffffff-ffff-7fff-7fff-ffffffffffff', -1);
+    ANALYZE nil7" >/dev/null
+  for dir in "" " DESC" " NULLS FIRST" " DESC NULLS LAST"; do
+    check "the Nil UUID under CHECK (uuid_extract_version(id) = 7): ORDER BY uuid_extract_timestamp(id)$dir LIMIT 4" \
+      same "SELECT uuid_extract_timestamp(id) FROM nil7 ORDER BY uuid_extract_timestamp(id)$dir LIMIT 4;"
+  done
+  check "... and WHERE uuid_extract_timestamp(id) > now() - interval '10 minutes': the same rows" \
+    same "SELECT count(*) FROM nil7 WHERE uuid_extract_timestamp(id) > now() - interval '10 minutes';"
+  if [ "$MAJOR" -ge 18 ]; then
+    q $PORT "ALTER TABLE nil7 ADD created_at timestamptz GENERATED ALWAYS AS (uuid_extract_timestamp(id)) VIRTUAL" >/dev/null
+    check "the Nil UUID and docs/uuidv7.md's virtual created_at: ORDER BY created_at DESC LIMIT 3" \
+      same "SELECT created_at FROM nil7 ORDER BY created_at DESC LIMIT 3;"
+  fi
+  # Foreign tables: PostgreSQL never checks their CHECK constraints (file_fdw: a file of UUIDs of
+  # every version, behind a constraint that says 7).
+  if [ "$(q $PORT "SELECT count(*) FROM pg_available_extensions WHERE name = 'file_fdw'")" = 1 ]; then
+  uuids="$WORK/created_at_uuids.csv"
+  q $PORT "COPY (SELECT id FROM events ORDER BY id LIMIT 300) TO '$uuids'" >/dev/null
+  printf '%s\n' c232ab00-9414-11ec-b3c8-9e6bdeced846 00000000-0000-1000-8000-000000000000 ffffffff-ffff-1fff-bfff-ffffffffffff |
+    as_pg tee -a "$uuids" >/dev/null
+  uuids2="$WORK/created_at_uuids2.csv"
+  sed 's/$/\t2/' "$uuids" | as_pg tee "$uuids2" >/dev/null
+  q $PORT "CREATE EXTENSION file_fdw; CREATE SERVER files FOREIGN DATA WRAPPER file_fdw;
+    CREATE FOREIGN TABLE fuuid (id uuid CHECK (uuid_extract_version(id) = 7)) SERVER files OPTIONS (filename '$uuids');
+    CREATE TABLE puuid (id uuid CHECK (uuid_extract_version(id) = 7), part int) PARTITION BY LIST (part);
+    CREATE TABLE puuid_local PARTITION OF puuid FOR VALUES IN (1);
+    CREATE FOREIGN TABLE puuid_far PARTITION OF puuid FOR VALUES IN (2) SERVER files OPTIONS (filename '$uuids2');
+    INSERT INTO puuid_local SELECT id, 1 FROM events ORDER BY id DESC LIMIT 300" >/dev/null
+  for cond in "uuid_extract_timestamp(id) < now()" "uuid_extract_timestamp(id) >= '2022-01-01'" "uuid_extract_timestamp(id) BETWEEN '1582-10-15' AND '2100-01-01'"; do
+    check "a foreign table whose CHECK says version 7 (never enforced): $cond" same "SELECT count(*) FROM fuuid WHERE $cond;"
+  done
+  check "a partitioned table with a foreign partition: the same count" same "SELECT count(*) FROM puuid WHERE uuid_extract_timestamp(id) >= '2022-01-01';"
+  check "ORDER BY uuid_extract_timestamp(id) of a foreign table: the same order" same "SELECT id FROM fuuid ORDER BY uuid_extract_timestamp(id) LIMIT 5;"
+  else
+    echo "  skipped: foreign tables (this PostgreSQL $MAJOR has no file_fdw: the build from source installs no contrib module)"
+  fi
+else
+  echo "  skipped: the Nil UUID and foreign tables under a version-7 CHECK (uuid_extract_timestamp: PostgreSQL 17 and later; this is $MAJOR)"
+fi
+# Schema rights: an administrator revokes PUBLIC's USAGE on idgen_internal; a plain role's time
+# query answers as it does with the setting off (nothing added, no error).
+q $PORT "REVOKE USAGE ON SCHEMA idgen_internal FROM PUBLIC" >/dev/null
+AS_ROLE=ca_reader check "USAGE on idgen_internal revoked from PUBLIC: a plain role's query answers, the same" \
+  same "SELECT count(*) FROM orders WHERE id_timestamp(id) >= now() - interval '1 hour';" "SELECT id FROM orders ORDER BY id_timestamp(id) DESC LIMIT 3;"
+q $PORT "GRANT USAGE ON SCHEMA idgen_internal TO PUBLIC" >/dev/null
+# A squatted schema: a database without pg_idgen where a role with CREATE made an idgen_internal
+# of its own (no USAGE for others).
+q $PORT "CREATE DATABASE squat" >/dev/null
+q $PORT "GRANT CREATE ON DATABASE squat TO ca_mallory" >/dev/null
+qdb $PORT squat "CREATE TABLE t7 (id uuid PRIMARY KEY $([ "$MAJOR" -ge 17 ] && echo 'CHECK (uuid_extract_version(id) = 7)'), v int);
+  INSERT INTO t7 SELECT (lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint - g), 12, '0') || '70008000' || lpad(to_hex(g), 12, '0'))::uuid, g FROM generate_series(1, 10) g; GRANT SELECT ON t7 TO ca_reader" >/dev/null
+psql -h 127.0.0.1 -p $PORT -U ca_mallory -d squat -X -q -c "CREATE SCHEMA idgen_internal; REVOKE ALL ON SCHEMA idgen_internal FROM PUBLIC" >/dev/null
+if [ "$MAJOR" -ge 17 ]; then
+  AS_ROLE=ca_reader DB=squat check "a squatted idgen_internal in a database without pg_idgen: another role's uuid_extract_timestamp query answers, the same" \
+    same "SELECT count(*) FROM t7 WHERE uuid_extract_timestamp(id) < now() + interval '1 day';" "SELECT v FROM t7 ORDER BY uuid_extract_timestamp(id) DESC LIMIT 3;"
+fi
+AS_ROLE=ca_reader DB=squat check "a squatted idgen_internal: a query with no decoder, the same" same "SELECT count(*) FROM t7 WHERE v > 3;"
+# A layout the decoder refuses: its own error (42704), or no error where no row is read.
+q $PORT "CREATE TABLE nothing_here (id bigint PRIMARY KEY)" >/dev/null
+check "id_timestamp(id, 'no_such_layout') on an empty table: no rows, no error, as with the setting off" \
+  same "SELECT count(*) FROM nothing_here WHERE id_timestamp(id, 'no_such_layout') > now();"
+WANT_ERROR=1 check "... on a table with rows: the decoder's own error (42704), on and off" \
+  same "SELECT count(*) FROM ua WHERE id_timestamp(id, 'no_such_layout') > now();"
+# Thousands of conditions: the same rows, a bounded number of ranges added, and the walk answers a
+# cancel (statement_timeout) rather than running on to its end.
+many=$(for i in $(seq 1 16000); do printf "id_timestamp(id) >= now() - interval '%s seconds' AND " "$((100000 + i))"; done)
+check "16,000 ANDed time conditions: the same rows" same "SELECT count(*) FROM ua WHERE ${many}true;"
+check "... and at most 64 ranges added" test "$(answer on "EXPLAIN (COSTS OFF) SELECT count(*) FROM ua WHERE ${many}true;" | grep -o 'id_time_lower' | wc -l)" -le 64
+many=$(for i in $(seq 1 60000); do printf "id_timestamp(id) >= now() - interval '%s seconds' AND " "$i"; done)
+cancelled=$(printf "SET statement_timeout = '2s';\nSELECT count(*) FROM orders WHERE %strue;\n" "$many" |
+  timeout 300 psql -h 127.0.0.1 -p $PORT -U postgres -X -q -f - 2>&1 | grep -c "canceling statement due to statement timeout"; echo "exit ${PIPESTATUS[1]}")
+check "60,000 conditions under statement_timeout = 2s: cancelled (waited at most 300 s for psql)" eq "$(tr '\n' ' ' <<<"$cancelled")" "1 exit 0 "
+
 phase "an older extension under this library"
 PREV=$(sed -n 's|.*sql/released/pg_idgen--\(.*\)\.sql$|\1|p' "$REPO/sql/released.sha256" | sort -V | tail -1)
 $SUDO install -m 644 "$REPO/sql/released/pg_idgen--$PREV.sql" "$EXTDIR/"
@@ -243,6 +377,9 @@ qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0);
 disagree=$(qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0 - 0.5); SELECT * FROM ca_differential(400)" 2>&1 | tail -n +2)
 stats=$(qdb $PORT diff "SELECT conditions || ' conditions over ' || tables || ' tables, ' || ranged || ' of ' || expected || ' read as a key range' FROM ca_stats")
 check "the same rows, derivation on and off, through the index and as a filter (seed $seed; $stats)" eq "$disagree" ""
+shapes=$(qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0 - 0.25); SELECT tbl, shape, query, param, off_answer, on_answer FROM ca_shapes(12)" 2>&1 | tail -n +2)
+check "the same answers through subqueries, views, set operations, grouping sets, joins, sorts by the time and 2,000 conditions at once (12 conditions a shape a table)" \
+  eq "$(head -c 3000 <<<"$shapes")" ""
 check "every condition that implies a range was read as one" eq \
   "$(qdb $PORT diff "SELECT ranged = expected AND conditions > 5000 FROM ca_stats")" t
 check "control: a bound one key too tight, by hand, finds other rows (the data reach the edges)" ne \
