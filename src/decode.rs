@@ -6,48 +6,17 @@
 #![allow(clippy::type_complexity)]
 
 use pgrx::prelude::*;
-use pgrx::PgSqlErrorCode;
 
 use crate::gucs;
 use crate::node::generator::node;
+use crate::node::layouts::{layout_named, with_last_named};
 use crate::pg::backend_local::BackendLocal;
-use crate::pg::errors::{invalid, not_null, out_of_range, IdError, OrRaise};
-use pg_idgen_core::layout::{Field, Layout, LayoutError};
+use crate::pg::errors::{invalid, out_of_range, OrRaise};
+use pg_idgen_core::layout::{Field, Layout};
 
 use crate::pg::fast_entry::{fast_entry, Call};
 use crate::pg::time::{ms_of_ts, pg_us_of_ms, ts_of_ms};
 use std::sync::atomic::{AtomicI64, Ordering};
-
-/// The layout named last, parsed: a query that decodes many rows with one layout parses it once.
-static LAST_NAMED: BackendLocal<Option<(String, Layout)>> = BackendLocal::new(None);
-
-/// A layout by name (a preset, or a full spec string like `idgen.layout` takes).
-pub fn layout_named(name: Option<&str>) -> Result<Layout, IdError> {
-    let name = name.ok_or_else(|| not_null("layout must not be NULL"))?;
-    let cached = LAST_NAMED.with(|last| {
-        last.as_ref()
-            .filter(|(n, _)| n == name)
-            .map(|(_, l)| l.clone())
-    });
-    if let Some(l) = cached {
-        return Ok(l);
-    }
-    let l = parse_named(name)?;
-    LAST_NAMED.with(|last| *last = Some((name.to_string(), l.clone())));
-    Ok(l)
-}
-
-fn parse_named(name: &str) -> Result<Layout, IdError> {
-    Layout::parse(name).map_err(|e| {
-        // An unknown name is a missing object; a spec that does not add up is a bad value.
-        let code = match e {
-            LayoutError::UnknownPreset(_) => PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
-            LayoutError::Invalid(_) => PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-        };
-        IdError::new(code, format!("layout \"{name}\": {e}"))
-            .hint("SELECT name FROM idgen.layouts lists the named layouts; a spec such as 'twitter epoch=2024-01-01' also works.")
-    })
-}
 
 /// The columns of `id_decode`: every one NULL for a NULL ID (one row all the same, so that a
 /// LATERAL join keeps the row it decodes).
@@ -205,13 +174,7 @@ AS 'MODULE_PATHNAME', 'id_timestamp_with_wrapper';
     |call: Call| {
         let id = call.arg(0)?.value() as i64;
         let name = call.plain_text(1)?;
-        LAST_NAMED
-            .try_with(|last| {
-                last.as_ref()
-                    .filter(|(n, _)| n.as_bytes() == name)
-                    .and_then(|(_, l)| ts_fast(id, l))
-            })
-            .flatten()
+        with_last_named(name, |l| ts_fast(id, l))
     },
     pg_sys::Datum::from,
     id_timestamp_with_full_wrapper

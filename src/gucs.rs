@@ -64,7 +64,7 @@ static KEY_TYPE_CHECK: GucSetting<KeyTypeCheck> =
     GucSetting::<KeyTypeCheck>::new(KeyTypeCheck::Error);
 
 /// Userset: whether a condition on the time inside a key adds the key range it implies
-/// (created_at.rs).
+/// (created_at/).
 static TIME_CONDITIONS: GucSetting<bool> = GucSetting::<bool>::new(true);
 
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]

@@ -14,6 +14,7 @@ mod citus_group;
 mod clock;
 pub mod generator;
 pub mod horizon;
+pub mod layouts;
 pub mod lease_status;
 mod mark;
 pub mod origin_check;

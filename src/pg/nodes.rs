@@ -1,4 +1,5 @@
-//! Lists of parse and plan nodes, read and built.
+//! Parse and plan nodes, read and built: lists, tags, the range table entry of a column, constants
+//! and the code a function runs.
 use pgrx::pg_sys;
 
 /// The pointers of a List's cells (none for NULL, the empty List).
@@ -26,4 +27,99 @@ pub unsafe fn list_of<T>(items: &[*mut T]) -> *mut pg_sys::List {
         list = unsafe { pg_sys::lappend(list, item.cast()) };
     }
     list
+}
+
+/// Whether `n` is a node of type `tag` (false for NULL).
+///
+/// SAFETY: `n` is a node, or NULL.
+pub unsafe fn is_a(n: *mut pg_sys::Node, tag: pg_sys::NodeTag) -> bool {
+    // SAFETY: every node starts with its tag.
+    unsafe { !n.is_null() && (*n).type_ == tag }
+}
+
+/// The conditions ANDed at the top of `quals` (itself, if it is no AND; none for NULL).
+///
+/// SAFETY: `quals` is an expression, or NULL.
+pub unsafe fn conjuncts(quals: *mut pg_sys::Node) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: a BoolExpr by its tag; its args are expressions.
+    unsafe {
+        if quals.is_null() {
+            Vec::new()
+        } else if is_a(quals, pg_sys::NodeTag::T_BoolExpr)
+            && (*(quals as *mut pg_sys::BoolExpr)).boolop == pg_sys::BoolExprType::AND_EXPR
+        {
+            cells((*(quals as *mut pg_sys::BoolExpr)).args)
+                .into_iter()
+                .map(|c| c.cast())
+                .collect()
+        } else {
+            vec![quals]
+        }
+    }
+}
+
+/// The range table entry a column of `q`'s own level names (None for an outer query's column, a
+/// whole-row or system column).
+///
+/// SAFETY: `v` is a Var of `q`.
+pub unsafe fn rte_of(
+    v: *mut pg_sys::Var,
+    q: *mut pg_sys::Query,
+) -> Option<*mut pg_sys::RangeTblEntry> {
+    // SAFETY: varno numbers the entries of `q`'s range table from 1.
+    unsafe {
+        if (*v).varlevelsup != 0 || (*v).varattno <= 0 {
+            return None;
+        }
+        let rtes = cells((*q).rtable);
+        Some(*rtes.get(((*v).varno as usize).checked_sub(1)?)? as *mut pg_sys::RangeTblEntry)
+    }
+}
+
+/// The value of a non-NULL text constant.
+///
+/// SAFETY: `e` is an expression.
+pub unsafe fn text_constant(e: *mut pg_sys::Node) -> Option<String> {
+    use pgrx::FromDatum;
+    // SAFETY: a Const of type text holds a text datum.
+    unsafe {
+        if !is_a(e, pg_sys::NodeTag::T_Const) {
+            return None;
+        }
+        let c = e as *mut pg_sys::Const;
+        if (*c).constisnull || (*c).consttype != pg_sys::TEXTOID {
+            return None;
+        }
+        String::from_datum((*c).constvalue, false)
+    }
+}
+
+/// The C symbol a function runs, if it is a C or internal function (only superusers make those,
+/// so the symbol names the code of PostgreSQL or of an extension a superuser installed).
+pub fn c_symbol(funcid: pg_sys::Oid) -> Option<String> {
+    use pgrx::FromDatum;
+    // SAFETY: a syscache lookup and release, in a transaction.
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::PROCOID as _, funcid.into());
+        if tup.is_null() {
+            return None;
+        }
+        let form = pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_proc;
+        let symbol = if (*form).prolang == pg_sys::Oid::from(pg_sys::ClanguageId)
+            || (*form).prolang == pg_sys::Oid::from(pg_sys::INTERNALlanguageId)
+        {
+            let mut isnull = false;
+            let d = pg_sys::SysCacheGetAttr(
+                pg_sys::SysCacheIdentifier::PROCOID as _,
+                tup,
+                pg_sys::Anum_pg_proc_prosrc as i16,
+                &mut isnull,
+            );
+            (!isnull).then(|| String::from_datum(d, false)).flatten()
+        } else {
+            None
+        };
+        pg_sys::ReleaseSysCache(tup);
+        symbol
+    }
 }

@@ -1,0 +1,299 @@
+//! The walk over a statement's tree: where a comparison of a decoded time with a value that is
+//! constant during the statement implies a key range, and where it is added. What may be added is
+//! implied by the comparison for every row the comparison sees; the walk proves that, node kind
+//! by node kind, and gives up wherever it cannot tell:
+//!
+//! - the conditions it reads are top-level conjuncts of a WHERE or of a JOIN's ON (a range implied
+//!   inside an OR or a NOT is not implied by the whole), and the range joins them there, so it is
+//!   nulled by the same outer joins;
+//! - the time is a decoder over a key column of that query, followed through views and virtual
+//!   columns only where the key and its time stay together (`key_of.rs`), with the bound
+//!   functions the role may run (`bounds.rs`);
+//! - it descends into subqueries in FROM, CTEs and the subqueries of top-level conditions, each of
+//!   which gets its own ranges;
+//! - it does a bounded amount of work per statement (at most `MAX_RANGES` ranges, `MAX_DEPTH`
+//!   levels) and answers a cancel while it walks.
+use pgrx::pg_sys;
+
+use super::bounds::Bounds;
+use super::decoders::Decoded;
+use super::key_of::decoded_key;
+use super::order_by::order_by_key;
+use crate::gucs;
+use crate::pg::nodes::{cells, conjuncts, is_a, list_of};
+
+/// The most ranges added to one statement: each narrows what is read, so a few serve, and
+/// thousands of conditions must not cost thousands of comparisons each.
+pub(super) const MAX_RANGES: usize = 64;
+const MAX_DEPTH: usize = 64;
+
+/// The planner hook's work: every statement's tree, before it is planned.
+pub(super) fn add_key_ranges(parse: *mut pg_sys::Query) {
+    if !gucs::time_conditions() || parse.is_null() {
+        return;
+    }
+    let mut cx = Context::default();
+    // SAFETY: the planner's Query, which it lets its hook change.
+    unsafe { visit_query(parse, &mut cx, 0) };
+}
+
+#[derive(Default)]
+struct Context {
+    bounds: Bounds,
+    /// Ranges added so far.
+    added: usize,
+}
+
+/// SAFETY: `q` is a Query of the planner's tree.
+unsafe fn visit_query(q: *mut pg_sys::Query, cx: &mut Context, depth: usize) {
+    if q.is_null() || depth > MAX_DEPTH {
+        return;
+    }
+    // SAFETY: the lists of a Query hold the node types named.
+    unsafe {
+        pg_sys::check_stack_depth();
+        for node in cells((*q).rtable) {
+            let rte = node as *mut pg_sys::RangeTblEntry;
+            if (*rte).rtekind == pg_sys::RTEKind::RTE_SUBQUERY {
+                visit_query((*rte).subquery, cx, depth + 1);
+            }
+        }
+        for node in cells((*q).cteList) {
+            let cte = (*(node as *mut pg_sys::CommonTableExpr)).ctequery;
+            if is_a(cte, pg_sys::NodeTag::T_Query) {
+                visit_query(cte as *mut pg_sys::Query, cx, depth + 1);
+            }
+        }
+        if !(*q).jointree.is_null() {
+            visit_from((*q).jointree as *mut pg_sys::Node, q, cx, depth);
+        }
+        order_by_key(q);
+    }
+}
+
+/// SAFETY: `n` is a node of a Query's join tree (FromExpr, JoinExpr, RangeTblRef), or NULL.
+unsafe fn visit_from(n: *mut pg_sys::Node, q: *mut pg_sys::Query, cx: &mut Context, depth: usize) {
+    // SAFETY: each node is read as the type its tag says.
+    unsafe {
+        if is_a(n, pg_sys::NodeTag::T_FromExpr) {
+            let f = n as *mut pg_sys::FromExpr;
+            (*f).quals = with_ranges((*f).quals, q, cx, depth);
+            for item in cells((*f).fromlist) {
+                visit_from(item.cast(), q, cx, depth);
+            }
+        } else if is_a(n, pg_sys::NodeTag::T_JoinExpr) {
+            let j = n as *mut pg_sys::JoinExpr;
+            (*j).quals = with_ranges((*j).quals, q, cx, depth);
+            visit_from((*j).larg, q, cx, depth);
+            visit_from((*j).rarg, q, cx, depth);
+        }
+    }
+}
+
+/// The conditions `quals` (a WHERE or an ON), with the key ranges their ANDed comparisons imply
+/// ANDed to them.
+///
+/// SAFETY: `quals` is an expression of `q`, or NULL.
+unsafe fn with_ranges(
+    quals: *mut pg_sys::Node,
+    q: *mut pg_sys::Query,
+    cx: &mut Context,
+    depth: usize,
+) -> *mut pg_sys::Node {
+    // SAFETY: nodes are read as the type their tag says.
+    unsafe {
+        let mut all = conjuncts(quals);
+        let mut added = Vec::new();
+        for &c in &all {
+            pgrx::check_for_interrupts!();
+            if is_a(c, pg_sys::NodeTag::T_SubLink) {
+                let sub = (*(c as *mut pg_sys::SubLink)).subselect;
+                if is_a(sub, pg_sys::NodeTag::T_Query) {
+                    visit_query(sub as *mut pg_sys::Query, cx, depth + 1);
+                }
+            } else if is_a(c, pg_sys::NodeTag::T_OpExpr) && cx.added < MAX_RANGES {
+                for range in implied(c as *mut pg_sys::OpExpr, q, cx) {
+                    // A range already there is not added again: the query may carry it already
+                    // (Citus sends a shard the conditions its coordinator's hook added; PostgreSQL
+                    // may plan a tree twice). Only a condition on a bound function can be one.
+                    let there = all
+                        .iter()
+                        .chain(added.iter())
+                        .filter(|&&c| calls_bound(c, &cx.bounds))
+                        .any(|&c| pg_sys::equal(c.cast(), range.cast()));
+                    if !there && cx.added < MAX_RANGES {
+                        added.push(range);
+                        cx.added += 1;
+                    }
+                }
+            }
+        }
+        if added.is_empty() {
+            return quals;
+        }
+        all.extend(added);
+        pg_sys::makeBoolExpr(pg_sys::BoolExprType::AND_EXPR, list_of(&all), -1).cast()
+    }
+}
+
+/// Whether `c` is a comparison whose right side calls a bound function (what `key_bound` makes).
+///
+/// SAFETY: `c` is an expression.
+unsafe fn calls_bound(c: *mut pg_sys::Node, bounds: &Bounds) -> bool {
+    // SAFETY: nodes are read as the type their tag says.
+    unsafe {
+        if !is_a(c, pg_sys::NodeTag::T_OpExpr) {
+            return false;
+        }
+        let args = cells((*(c as *mut pg_sys::OpExpr)).args);
+        let Some(&right) = args.get(1) else {
+            return false;
+        };
+        let right = right as *mut pg_sys::Node;
+        is_a(right, pg_sys::NodeTag::T_FuncExpr)
+            && bounds.is_bound((*(right as *mut pg_sys::FuncExpr)).funcid)
+    }
+}
+
+/// The key ranges one comparison implies (none, one, or two for `=`).
+///
+/// SAFETY: `op` is an OpExpr of `q`.
+unsafe fn implied(
+    op: *mut pg_sys::OpExpr,
+    q: *mut pg_sys::Query,
+    cx: &mut Context,
+) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: an OpExpr's args are expressions; catalog lookups run in a transaction.
+    unsafe {
+        let args = cells((*op).args);
+        if args.len() != 2 {
+            return Vec::new();
+        }
+        let Some((lower, upper, inclusive)) = timestamptz_comparison((*op).opno) else {
+            return Vec::new();
+        };
+        // time(key) OP t, or t OP time(key) (the sides of the comparison swap).
+        for (decoded, t, flip) in [(args[0], args[1], false), (args[1], args[0], true)] {
+            let (decoded, t): (*mut pg_sys::Node, *mut pg_sys::Node) = (decoded.cast(), t.cast());
+            if !constant_for_statement(t) {
+                continue;
+            }
+            let Some(found) = decoded_key(decoded, q) else {
+                continue;
+            };
+            let Some(funcs) = cx.bounds.of(found.decoder) else {
+                return Vec::new();
+            };
+            let (lower, upper) = if flip { (upper, lower) } else { (lower, upper) };
+            let mut out = Vec::new();
+            if lower {
+                out.push(key_bound(&found, t, true, inclusive, funcs.0));
+            }
+            if upper {
+                out.push(key_bound(&found, t, false, inclusive, funcs.1));
+            }
+            return out;
+        }
+        Vec::new()
+    }
+}
+
+/// For a comparison of two timestamptz: whether `left OP right` bounds `left` from below, from
+/// above (both for `=`), and whether inclusively. None for any other operator.
+fn timestamptz_comparison(opno: pg_sys::Oid) -> Option<(bool, bool, bool)> {
+    // SAFETY: catalog lookups, in a transaction (the planner's).
+    unsafe {
+        let (mut left, mut right) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
+        pg_sys::op_input_types(opno, &mut left, &mut right);
+        if left != pg_sys::TIMESTAMPTZOID || right != pg_sys::TIMESTAMPTZOID {
+            return None;
+        }
+        let family = pg_sys::get_opclass_family(pg_sys::TIMESTAMPTZ_BTREE_OPS_OID);
+        match pg_sys::get_op_opfamily_strategy(opno, family) as u32 {
+            pg_sys::BTLessStrategyNumber => Some((false, true, false)),
+            pg_sys::BTLessEqualStrategyNumber => Some((false, true, true)),
+            pg_sys::BTEqualStrategyNumber => Some((true, true, true)),
+            pg_sys::BTGreaterEqualStrategyNumber => Some((true, false, true)),
+            pg_sys::BTGreaterStrategyNumber => Some((true, false, false)),
+            _ => None,
+        }
+    }
+}
+
+/// Whether an expression has one value for the rows it is compared with: no column of this
+/// level, nothing volatile, no subquery (whose copy would run twice). A column of an outer query
+/// is one value for each outer row, and both copies read the same.
+///
+/// SAFETY: `e` is an expression.
+unsafe fn constant_for_statement(e: *mut pg_sys::Node) -> bool {
+    // SAFETY: walkers of an expression tree.
+    unsafe {
+        !pg_sys::contain_var_clause(e)
+            && !pg_sys::contain_volatile_functions(e)
+            && !pg_sys::contain_subplans(e)
+    }
+}
+
+/// `key >= lower(t, inclusive[, layout])` or `key <= upper(...)`.
+///
+/// SAFETY: `t` is an expression of the query; a copy of it is used, and of the key.
+unsafe fn key_bound(
+    found: &Decoded,
+    t: *mut pg_sys::Node,
+    lower: bool,
+    inclusive: bool,
+    func: pg_sys::Oid,
+) -> *mut pg_sys::Node {
+    use pgrx::IntoDatum;
+    // SAFETY: node constructors of PostgreSQL, in the current memory context.
+    unsafe {
+        let t = pg_sys::copyObjectImpl(t.cast()) as *mut pg_sys::Node;
+        let inclusive = pg_sys::makeBoolConst(inclusive, false);
+        // The input collation is the one the parser gives a text argument, so that the range reads
+        // back (from a Citus coordinator's query text) as a node equal to this one.
+        let (args, collation) = match &found.layout {
+            Some(layout) => {
+                let layout = pg_sys::makeConst(
+                    pg_sys::TEXTOID,
+                    -1,
+                    pg_sys::DEFAULT_COLLATION_OID,
+                    -1,
+                    layout.as_str().into_datum().expect("text"),
+                    false,
+                    false,
+                );
+                (
+                    list_of(&[t, inclusive, layout.cast()]),
+                    pg_sys::DEFAULT_COLLATION_OID,
+                )
+            }
+            None => (list_of(&[t, inclusive]), pg_sys::InvalidOid),
+        };
+        let bound = pg_sys::makeFuncExpr(
+            func,
+            found.decoder.key_type,
+            args,
+            pg_sys::InvalidOid,
+            collation,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        );
+        let strategy = if lower {
+            pg_sys::BTGreaterEqualStrategyNumber
+        } else {
+            pg_sys::BTLessEqualStrategyNumber
+        };
+        let opno = found.decoder.key_operator(strategy);
+        let key = pg_sys::copyObjectImpl(found.key.cast()) as *mut pg_sys::Expr;
+        let clause = pg_sys::make_opclause(
+            opno,
+            pg_sys::BOOLOID,
+            false,
+            key,
+            bound.cast(),
+            pg_sys::InvalidOid,
+            pg_sys::InvalidOid,
+        );
+        pg_sys::set_opfuncid(clause as *mut pg_sys::OpExpr);
+        clause.cast()
+    }
+}
