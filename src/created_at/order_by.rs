@@ -7,17 +7,17 @@ use crate::pg::nodes::{cells, rte_of};
 /// The btree operator family of date, timestamp and timestamptz (pg_opfamily.dat).
 const DATETIME_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(434);
 
-/// `ORDER BY id_timestamp(id)` (or a view's or virtual `created_at`) sorts by the key itself,
-/// which its index (or an ordered partition scan) returns in order: `ORDER BY created_at DESC
-/// LIMIT 20` reads 20 rows. The decoders never decrease as the key grows over every key they
-/// accept, so an order by the key is an order by its time, where every key has a time (a NULL
-/// time would sort with the NULLs, its key among the keys: `Decoded::total`); rows of the same time come in key order,
-/// which is one of the orders the query allowed. Only the last sort key (an earlier one's ties are
-/// ordered by the later keys, which the key would override), and only in a query that sorts its
-/// rows as they are: no grouping, DISTINCT, aggregates, window functions, set-returning functions in
-/// its output, set operations or WITH TIES (which take rows of one time for equal). The key must be
-/// a column the user may read (a view may show its `created_at` to a role it hides `id` from: the
-/// order of keys within one tick is `id`'s to tell).
+/// `ORDER BY id_timestamp(id)` (or a view's or virtual `created_at`) sorts by the key itself, which
+/// its index (or an ordered partition scan) returns in order: `ORDER BY created_at DESC LIMIT 20`
+/// reads 20 rows. The decoders never decrease as the key grows over every key they accept, so an
+/// order by the key is an order by its time, where every key has a time (a NULL time sorts with the
+/// NULLs, its key among the keys: `Decoded::total`); rows of the same time come in key order, one
+/// of the orders the query allowed. Only the last sort key (an earlier one's ties are ordered by
+/// the later keys, which the key would override), and only in a query that sorts its rows as they
+/// are: no grouping, DISTINCT, aggregates, window functions, set-returning functions in its output,
+/// set operations or WITH TIES (which take rows of one time for equal). The key must be a column
+/// the user may read (a view may show its `created_at` to a role it hides `id` from: the order of
+/// keys within one tick is `id`'s to tell).
 ///
 /// SAFETY: `q` is a Query of the planner's tree.
 pub(super) unsafe fn order_by_key(q: *mut pg_sys::Query) {

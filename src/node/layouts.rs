@@ -1,6 +1,7 @@
 //! Layouts by name, as every SQL function that takes one reads it (`id_timestamp(id, layout)`,
-//! `id_decode`, the ranges, and the bounds a free `created_at` adds): a preset or a spec, with the
-//! same errors everywhere: 42704 for a name that is no layout, 22023 for a spec that does not add up.
+//! `id_decode`, the ranges, and the bounds a free `created_at` adds): a preset or a spec, with
+//! the same errors everywhere: 42704 for a name that is no layout, 22023 for a spec that does not
+//! add up.
 use pg_idgen_core::layout::{Layout, LayoutError};
 use pgrx::PgSqlErrorCode;
 
