@@ -55,50 +55,47 @@ enum Proof {
     Version7Check,
 }
 
+/// What the Snowflake decoders share, and the UUID ones: the key, its comparisons, the bounds.
+const SNOWFLAKE: Decoder = Decoder {
+    symbol: "id_timestamp_wrapper",
+    args: 1,
+    layout: LayoutFrom::Node,
+    key_type: pg_sys::INT8OID,
+    key_family: pg_sys::INTEGER_BTREE_FAM_OID,
+    lower: c"id_time_lower",
+    upper: c"id_time_upper",
+    takes_layout: true,
+    proof: Proof::Always,
+};
+const UUID: Decoder = Decoder {
+    symbol: "uuidv7_timestamp_wrapper",
+    args: 1,
+    layout: LayoutFrom::None,
+    key_type: pg_sys::UUIDOID,
+    key_family: UUID_BTREE_FAM_OID,
+    lower: c"uuidv7_time_lower",
+    upper: c"uuidv7_time_upper",
+    takes_layout: false,
+    proof: Proof::Always,
+};
+
 pub(super) const DECODERS: [Decoder; 4] = [
-    Decoder {
-        symbol: "id_timestamp_wrapper",
-        args: 1,
-        layout: LayoutFrom::Node,
-        key_type: pg_sys::INT8OID,
-        key_family: pg_sys::INTEGER_BTREE_FAM_OID,
-        lower: c"id_time_lower",
-        upper: c"id_time_upper",
-        takes_layout: true,
-        proof: Proof::Always,
-    },
+    // id_timestamp(id): the node's layout
+    SNOWFLAKE,
+    // id_timestamp(id, 'layout')
     Decoder {
         symbol: "id_timestamp_with_wrapper",
         args: 2,
         layout: LayoutFrom::Argument,
-        key_type: pg_sys::INT8OID,
-        key_family: pg_sys::INTEGER_BTREE_FAM_OID,
-        lower: c"id_time_lower",
-        upper: c"id_time_upper",
-        takes_layout: true,
-        proof: Proof::Always,
+        ..SNOWFLAKE
     },
-    Decoder {
-        symbol: "uuidv7_timestamp_wrapper",
-        args: 1,
-        layout: LayoutFrom::None,
-        key_type: pg_sys::UUIDOID,
-        key_family: UUID_BTREE_FAM_OID,
-        lower: c"uuidv7_time_lower",
-        upper: c"uuidv7_time_upper",
-        takes_layout: false,
-        proof: Proof::Always,
-    },
+    // uuidv7_timestamp(id)
+    UUID,
+    // PostgreSQL's uuid_extract_timestamp(id)
     Decoder {
         symbol: "uuid_extract_timestamp",
-        args: 1,
-        layout: LayoutFrom::None,
-        key_type: pg_sys::UUIDOID,
-        key_family: UUID_BTREE_FAM_OID,
-        lower: c"uuidv7_time_lower",
-        upper: c"uuidv7_time_upper",
-        takes_layout: false,
         proof: Proof::Version7Check,
+        ..UUID
     },
 ];
 
