@@ -87,11 +87,6 @@ impl Bounds {
         ))
     }
 
-    /// Whether `f` is one of the bound functions found.
-    pub fn is_bound(&self, f: pg_sys::Oid) -> bool {
-        self.found.iter().any(|&(_, oid)| oid == Some(f))
-    }
-
     fn function(&mut self, name: &'static CStr, args: &[pg_sys::Oid]) -> Option<pg_sys::Oid> {
         if let Some(&(_, oid)) = self.found.iter().find(|(n, _)| *n == name) {
             return oid;

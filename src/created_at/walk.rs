@@ -103,7 +103,10 @@ unsafe fn with_ranges(
     // SAFETY: nodes are read as the type their tag says.
     unsafe {
         let mut all = conjuncts(quals);
-        let mut added = Vec::new();
+        let mut added: Vec<*mut pg_sys::Node> = Vec::new();
+        // The conditions a range could equal (a comparison with a function call on its right),
+        // found once, at the first range.
+        let mut comparable: Option<Vec<*mut pg_sys::Node>> = None;
         for &c in &all {
             pgrx::check_for_interrupts!();
             if is_a(c, pg_sys::NodeTag::T_SubLink) {
@@ -116,10 +119,15 @@ unsafe fn with_ranges(
                     // A range already there is not added again: the query may carry it already
                     // (Citus sends a shard the conditions its coordinator's hook added; PostgreSQL
                     // may plan a tree twice). Only a condition on a bound function can be one.
-                    let there = all
+                    let comparable = comparable.get_or_insert_with(|| {
+                        all.iter()
+                            .copied()
+                            .filter(|&c| compares_with_call(c))
+                            .collect()
+                    });
+                    let there = comparable
                         .iter()
                         .chain(added.iter())
-                        .filter(|&&c| calls_bound(c, &cx.bounds))
                         .any(|&c| pg_sys::equal(c.cast(), range.cast()));
                     if !there && cx.added < MAX_RANGES {
                         added.push(range);
@@ -136,22 +144,16 @@ unsafe fn with_ranges(
     }
 }
 
-/// Whether `c` is a comparison whose right side calls a bound function (what `key_bound` makes).
+/// Whether `c` is a comparison whose right side is a function call, as every range is.
 ///
 /// SAFETY: `c` is an expression.
-unsafe fn calls_bound(c: *mut pg_sys::Node, bounds: &Bounds) -> bool {
+unsafe fn compares_with_call(c: *mut pg_sys::Node) -> bool {
     // SAFETY: nodes are read as the type their tag says.
     unsafe {
-        if !is_a(c, pg_sys::NodeTag::T_OpExpr) {
-            return false;
-        }
-        let args = cells((*(c as *mut pg_sys::OpExpr)).args);
-        let Some(&right) = args.get(1) else {
-            return false;
-        };
-        let right = right as *mut pg_sys::Node;
-        is_a(right, pg_sys::NodeTag::T_FuncExpr)
-            && bounds.is_bound((*(right as *mut pg_sys::FuncExpr)).funcid)
+        is_a(c, pg_sys::NodeTag::T_OpExpr)
+            && cells((*(c as *mut pg_sys::OpExpr)).args)
+                .get(1)
+                .is_some_and(|&right| is_a(right.cast(), pg_sys::NodeTag::T_FuncExpr))
     }
 }
 
