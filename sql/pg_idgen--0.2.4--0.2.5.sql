@@ -796,6 +796,14 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_lower_wrapper';
 
+CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_lower_local_wrapper';
+
 CREATE  FUNCTION idgen_internal."id_time_upper"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
 	"inclusive" bool, /* bool */
@@ -806,6 +814,23 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_time_upper_wrapper';
 
 CREATE  FUNCTION idgen_internal."id_time_lower"(
+	"d" date, /* Date */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
+	"d" date, /* Date */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_lower"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
 	"inclusive" bool, /* bool */
 	"layout" TEXT /* & str */
@@ -813,6 +838,40 @@ CREATE  FUNCTION idgen_internal."id_time_lower"(
 IMMUTABLE STRICT PARALLEL SAFE 
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_time_lower_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_lower"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
+	"d" date, /* Date */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"d" date, /* Date */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_date_wrapper';
 
 CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea /* Vec < u8 > */
 STRICT VOLATILE PARALLEL SAFE
@@ -901,6 +960,15 @@ CREATE  FUNCTION idgen."encrypt_id_js_safe"(
 STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'encrypt_id_js_safe_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_local_wrapper';
 
 CREATE  FUNCTION idgen."id_to_public"(
 	"id" bigint, /* i64 */
@@ -1407,6 +1475,30 @@ COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
 COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
   'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
 
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamp, boolean, text) IS
+  'id_time_lower of a timestamp without time zone, as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what id_timestamp(id) >= ts::timestamp adds.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamp, boolean, text) IS
+  'id_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_lower(date, boolean, text) IS
+  'id_time_lower of a date (its midnight in the session''s TimeZone): what id_timestamp(id) >= d::date adds.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_upper(date, boolean, text) IS
+  'id_time_upper of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamp, boolean) IS
+  'uuidv7_time_lower of a timestamp without time zone, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamp, boolean) IS
+  'uuidv7_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
+  'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
+  'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
+
 COMMENT ON FUNCTION idgen_internal.stream_status() IS
   'The rows of the idgen.streams view.';
 
@@ -1629,11 +1721,20 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
 
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
--- every role's queries. IMMUTABLE arithmetic of their arguments, nothing else.
+-- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
+-- timestamp or a date, which read the session's TimeZone as PostgreSQL's comparisons do).
 GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
     idgen_internal.id_time_upper(timestamptz, boolean, text),
     idgen_internal.uuidv7_time_lower(timestamptz, boolean),
-    idgen_internal.uuidv7_time_upper(timestamptz, boolean) TO PUBLIC;
+    idgen_internal.uuidv7_time_upper(timestamptz, boolean),
+    idgen_internal.id_time_lower(timestamp, boolean, text),
+    idgen_internal.id_time_upper(timestamp, boolean, text),
+    idgen_internal.id_time_lower(date, boolean, text),
+    idgen_internal.id_time_upper(date, boolean, text),
+    idgen_internal.uuidv7_time_lower(timestamp, boolean),
+    idgen_internal.uuidv7_time_upper(timestamp, boolean),
+    idgen_internal.uuidv7_time_lower(date, boolean),
+    idgen_internal.uuidv7_time_upper(date, boolean) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -33,6 +33,22 @@ COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
   'The smallest UUID whose first 48 bits (a UUIDv7''s millisecond) are at or after ts; NULL if none: what uuidv7_timestamp(id) >= ts adds as id >= this.';
 COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
   'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamp, boolean, text) IS
+  'id_time_lower of a timestamp without time zone, as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what id_timestamp(id) >= ts::timestamp adds.';
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamp, boolean, text) IS
+  'id_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.id_time_lower(date, boolean, text) IS
+  'id_time_lower of a date (its midnight in the session''s TimeZone): what id_timestamp(id) >= d::date adds.';
+COMMENT ON FUNCTION idgen_internal.id_time_upper(date, boolean, text) IS
+  'id_time_upper of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamp, boolean) IS
+  'uuidv7_time_lower of a timestamp without time zone, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamp, boolean) IS
+  'uuidv7_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
+  'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
+  'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
 COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
   'Rows of the idgen.layouts view.';
 COMMENT ON FUNCTION idgen_internal.node_status() IS
@@ -378,11 +394,20 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
 -- column's largest value read as its table's owner, for a caller who may read the column.
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
--- every role's queries. IMMUTABLE arithmetic of their arguments, nothing else.
+-- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
+-- timestamp or a date, which read the session's TimeZone as PostgreSQL's comparisons do).
 GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
     idgen_internal.id_time_upper(timestamptz, boolean, text),
     idgen_internal.uuidv7_time_lower(timestamptz, boolean),
-    idgen_internal.uuidv7_time_upper(timestamptz, boolean) TO PUBLIC;
+    idgen_internal.uuidv7_time_upper(timestamptz, boolean),
+    idgen_internal.id_time_lower(timestamp, boolean, text),
+    idgen_internal.id_time_upper(timestamp, boolean, text),
+    idgen_internal.id_time_lower(date, boolean, text),
+    idgen_internal.id_time_upper(date, boolean, text),
+    idgen_internal.uuidv7_time_lower(timestamp, boolean),
+    idgen_internal.uuidv7_time_upper(timestamp, boolean),
+    idgen_internal.uuidv7_time_lower(date, boolean),
+    idgen_internal.uuidv7_time_upper(date, boolean) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

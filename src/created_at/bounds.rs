@@ -3,8 +3,14 @@
 //! database's `idgen_internal`, running this library's code, and the current role's to run.
 //! Where any of that fails (no pg_idgen here, an older version without them, a schema of that
 //! name someone else made, USAGE or EXECUTE revoked) nothing is added and nothing is raised.
+//!
+//! Each takes the time as a `timestamptz`, or as a `timestamp` or a `date` (what ORMs send for a
+//! naive datetime or a day), which PostgreSQL compares with a `timestamptz` as that instant in the
+//! session's TimeZone: those are STABLE, evaluated when the statement runs, so that a generic plan
+//! follows `SET TimeZone`.
 use std::ffi::CStr;
 
+use pgrx::datum::{Date, Timestamp};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::Uuid;
@@ -18,14 +24,95 @@ use crate::pg::nodes::c_symbol;
 
 /// µs from 1970 to 2000, PostgreSQL's epoch.
 const PG_EPOCH_US: i128 = 946_684_800_000_000;
+/// PostgreSQL's first finite timestamptz and the one after its last (datatype/timestamp.h's
+/// MIN_TIMESTAMP and END_TIMESTAMP), µs since 2000.
+const MIN_TIMESTAMP: i64 = -211_813_488_000_000_000;
+const END_TIMESTAMP: i64 = 9_223_371_331_200_000_000;
+
+/// The types a time may be compared in with a `timestamptz`, and the C symbol suffix of the bound
+/// functions that take each.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum TimeType {
+    Timestamptz,
+    Timestamp,
+    Date,
+}
+
+impl TimeType {
+    /// The other side of a comparison with a `timestamptz`, if a time can be.
+    pub fn of(oid: pg_sys::Oid) -> Option<TimeType> {
+        match oid {
+            pg_sys::TIMESTAMPTZOID => Some(TimeType::Timestamptz),
+            pg_sys::TIMESTAMPOID => Some(TimeType::Timestamp),
+            pg_sys::DATEOID => Some(TimeType::Date),
+            _ => None,
+        }
+    }
+
+    fn oid(self) -> pg_sys::Oid {
+        match self {
+            TimeType::Timestamptz => pg_sys::TIMESTAMPTZOID,
+            TimeType::Timestamp => pg_sys::TIMESTAMPOID,
+            TimeType::Date => pg_sys::DATEOID,
+        }
+    }
+
+    fn suffix(self) -> &'static str {
+        match self {
+            TimeType::Timestamptz => "",
+            TimeType::Timestamp => "_local",
+            TimeType::Date => "_date",
+        }
+    }
+}
 
 fn instant(ts: TimestampWithTimeZone) -> Instant {
-    let us: i64 = ts.into();
+    instant_of(ts.into())
+}
+
+fn instant_of(us: i64) -> Instant {
     match us {
         i64::MIN => Instant::Before,
         i64::MAX => Instant::After,
         us => Instant::Micros(i128::from(us) + PG_EPOCH_US),
     }
+}
+
+/// The instant a `timestamp` is compared as with a `timestamptz` (timestamp_cmp_timestamptz):
+/// its time in the session's TimeZone, or before (after) every finite time where that is out of
+/// range. The keys' times are all finite.
+fn local_instant(ts: Timestamp) -> Instant {
+    let raw = ts.into_inner();
+    // SAFETY: PostgreSQL's own comparison and cast, which read the session's TimeZone.
+    unsafe {
+        if raw == i64::MIN || pg_sys::timestamp_cmp_timestamptz_internal(raw, MIN_TIMESTAMP) < 0 {
+            return Instant::Before;
+        }
+        if raw == i64::MAX || pg_sys::timestamp_cmp_timestamptz_internal(raw, END_TIMESTAMP - 1) > 0
+        {
+            return Instant::After;
+        }
+    }
+    // In range (the comparisons above convert as the cast does): the cast cannot fail.
+    let tz: TimestampWithTimeZone = ts.into();
+    instant(tz)
+}
+
+/// The instant a `date` is compared as with a `timestamptz` (date_cmp_timestamptz): its midnight
+/// in the session's TimeZone, or before (after) every finite time where that is out of range.
+fn date_instant(d: Date) -> Instant {
+    let raw = d.into_inner();
+    // SAFETY: PostgreSQL's own comparison, which reads the session's TimeZone.
+    unsafe {
+        if raw == i32::MIN || pg_sys::date_cmp_timestamptz_internal(raw, MIN_TIMESTAMP) < 0 {
+            return Instant::Before;
+        }
+        if raw == i32::MAX || pg_sys::date_cmp_timestamptz_internal(raw, END_TIMESTAMP - 1) > 0 {
+            return Instant::After;
+        }
+    }
+    let tz: TimestampWithTimeZone = d.into();
+    instant(tz)
 }
 
 fn side(lower: bool, inclusive: bool) -> Side {
@@ -36,32 +123,138 @@ fn side(lower: bool, inclusive: bool) -> Side {
     }
 }
 
+fn id_bound(t: Instant, lower: bool, inclusive: bool, layout: &str) -> Option<i64> {
+    let layout = layout_named(Some(layout)).or_raise();
+    snowflake_bounds(&layout, t, side(lower, inclusive)).flatten()
+}
+
+fn uuid_bound(t: Instant, lower: bool, inclusive: bool) -> Option<Uuid> {
+    uuidv7_bound(t, side(lower, inclusive)).map(Uuid::from_bytes)
+}
+
 /// The smallest ID of the layout whose time is at or after `ts` (or after, not inclusive); NULL
 /// when none is. What a condition `id_timestamp(id, layout) >= ts` adds: `id >= this`.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn id_time_lower(ts: TimestampWithTimeZone, inclusive: bool, layout: &str) -> Option<i64> {
-    let layout = layout_named(Some(layout)).or_raise();
-    snowflake_bounds(&layout, instant(ts), side(true, inclusive)).flatten()
+    id_bound(instant(ts), true, inclusive, layout)
 }
 
 /// The largest ID of the layout whose time is at or before `ts` (or before); NULL when none is.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn id_time_upper(ts: TimestampWithTimeZone, inclusive: bool, layout: &str) -> Option<i64> {
-    let layout = layout_named(Some(layout)).or_raise();
-    snowflake_bounds(&layout, instant(ts), side(false, inclusive)).flatten()
+    id_bound(instant(ts), false, inclusive, layout)
 }
 
 /// The smallest UUID whose first 48 bits (a UUIDv7's millisecond) are at or after `ts`; NULL
 /// when none is.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn uuidv7_time_lower(ts: TimestampWithTimeZone, inclusive: bool) -> Option<Uuid> {
-    uuidv7_bound(instant(ts), side(true, inclusive)).map(Uuid::from_bytes)
+    uuid_bound(instant(ts), true, inclusive)
 }
 
 /// The largest UUID whose first 48 bits are at or before `ts`; NULL when none is.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn uuidv7_time_upper(ts: TimestampWithTimeZone, inclusive: bool) -> Option<Uuid> {
-    uuidv7_bound(instant(ts), side(false, inclusive)).map(Uuid::from_bytes)
+    uuid_bound(instant(ts), false, inclusive)
+}
+
+// The same, of a `timestamp` or a `date` compared as PostgreSQL compares it with a timestamptz
+// (in the session's TimeZone: STABLE). Overloads of the names above.
+
+/// `id_time_lower` of a timestamp: what `id_timestamp(id) >= ts::timestamp` adds.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "id_time_lower"
+)]
+fn id_time_lower_local(ts: Timestamp, inclusive: bool, layout: &str) -> Option<i64> {
+    id_bound(local_instant(ts), true, inclusive, layout)
+}
+
+/// `id_time_upper` of a timestamp.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "id_time_upper"
+)]
+fn id_time_upper_local(ts: Timestamp, inclusive: bool, layout: &str) -> Option<i64> {
+    id_bound(local_instant(ts), false, inclusive, layout)
+}
+
+/// `id_time_lower` of a date (its midnight).
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "id_time_lower"
+)]
+fn id_time_lower_date(d: Date, inclusive: bool, layout: &str) -> Option<i64> {
+    id_bound(date_instant(d), true, inclusive, layout)
+}
+
+/// `id_time_upper` of a date.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "id_time_upper"
+)]
+fn id_time_upper_date(d: Date, inclusive: bool, layout: &str) -> Option<i64> {
+    id_bound(date_instant(d), false, inclusive, layout)
+}
+
+/// `uuidv7_time_lower` of a timestamp.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "uuidv7_time_lower"
+)]
+fn uuidv7_time_lower_local(ts: Timestamp, inclusive: bool) -> Option<Uuid> {
+    uuid_bound(local_instant(ts), true, inclusive)
+}
+
+/// `uuidv7_time_upper` of a timestamp.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "uuidv7_time_upper"
+)]
+fn uuidv7_time_upper_local(ts: Timestamp, inclusive: bool) -> Option<Uuid> {
+    uuid_bound(local_instant(ts), false, inclusive)
+}
+
+/// `uuidv7_time_lower` of a date.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "uuidv7_time_lower"
+)]
+fn uuidv7_time_lower_date(d: Date, inclusive: bool) -> Option<Uuid> {
+    uuid_bound(date_instant(d), true, inclusive)
+}
+
+/// `uuidv7_time_upper` of a date.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "uuidv7_time_upper"
+)]
+fn uuidv7_time_upper_date(d: Date, inclusive: bool) -> Option<Uuid> {
+    uuid_bound(date_instant(d), false, inclusive)
 }
 
 /// The bound functions a statement may use, found once per statement.
@@ -69,31 +262,29 @@ fn uuidv7_time_upper(ts: TimestampWithTimeZone, inclusive: bool) -> Option<Uuid>
 pub(super) struct Bounds {
     /// `idgen_internal`, if it is there and the role may use it (None: not looked up yet).
     schema: Option<Option<pg_sys::Oid>>,
-    /// Functions looked up so far: name, and its OID if usable.
-    found: Vec<(&'static CStr, Option<pg_sys::Oid>)>,
+    /// Functions looked up so far: name, the time's type, and its OID if usable.
+    found: Vec<(&'static CStr, TimeType, Option<pg_sys::Oid>)>,
 }
 
 impl Bounds {
-    /// The lower and upper bound functions of `decoder`, if this role may run them.
-    pub fn of(&mut self, decoder: &Decoder) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
-        let args: &[pg_sys::Oid] = if decoder.takes_layout {
-            &[pg_sys::TIMESTAMPTZOID, pg_sys::BOOLOID, pg_sys::TEXTOID]
-        } else {
-            &[pg_sys::TIMESTAMPTZOID, pg_sys::BOOLOID]
-        };
+    /// The lower and upper bound functions of `decoder` for a time of type `t`, if this role
+    /// may run them.
+    pub fn of(&mut self, decoder: &Decoder, t: TimeType) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
         Some((
-            self.function(decoder.lower, args)?,
-            self.function(decoder.upper, args)?,
+            self.function(decoder.lower, t, decoder.takes_layout)?,
+            self.function(decoder.upper, t, decoder.takes_layout)?,
         ))
     }
 
-    fn function(&mut self, name: &'static CStr, args: &[pg_sys::Oid]) -> Option<pg_sys::Oid> {
-        if let Some(&(_, oid)) = self.found.iter().find(|(n, _)| *n == name) {
+    fn function(&mut self, name: &'static CStr, t: TimeType, layout: bool) -> Option<pg_sys::Oid> {
+        if let Some(&(_, _, oid)) = self.found.iter().find(|(n, u, _)| *n == name && *u == t) {
             return oid;
         }
         let schema = *self.schema.get_or_insert_with(internal_schema);
-        let oid = schema.and_then(|s| lookup(s, name, args));
-        self.found.push((name, oid));
+        let args = [t.oid(), pg_sys::BOOLOID, pg_sys::TEXTOID];
+        let args = if layout { &args[..] } else { &args[..2] };
+        let oid = schema.and_then(|s| lookup(s, name, args, t.suffix()));
+        self.found.push((name, t, oid));
         oid
     }
 }
@@ -110,8 +301,14 @@ fn internal_schema() -> Option<pg_sys::Oid> {
     }
 }
 
-/// The function `schema.name(args)`, if it runs this library's code and the role may run it.
-fn lookup(schema: pg_sys::Oid, name: &CStr, args: &[pg_sys::Oid]) -> Option<pg_sys::Oid> {
+/// The function `schema.name(args)`, if it runs this library's code (the C symbol of that name
+/// and `suffix`) and the role may run it.
+fn lookup(
+    schema: pg_sys::Oid,
+    name: &CStr,
+    args: &[pg_sys::Oid],
+    suffix: &str,
+) -> Option<pg_sys::Oid> {
     // SAFETY: a syscache lookup by name, argument types and schema (no permission check, no
     // search path), in a transaction; the oidvector lives in the current memory context.
     unsafe {
@@ -127,7 +324,7 @@ fn lookup(schema: pg_sys::Oid, name: &CStr, args: &[pg_sys::Oid]) -> Option<pg_s
         if oid == pg_sys::InvalidOid {
             return None;
         }
-        let expected = format!("{}_wrapper", name.to_str().ok()?);
+        let expected = format!("{}{suffix}_wrapper", name.to_str().ok()?);
         (c_symbol(oid)? == expected && may(pg_sys::ProcedureRelationId, oid, pg_sys::ACL_EXECUTE))
             .then_some(oid)
     }

@@ -49,7 +49,8 @@ enum Proof {
     /// with any index on an expression that can fail.
     Always,
     /// PostgreSQL's `uuid_extract_timestamp` reads a version 1 UUID's time too, which is elsewhere:
-    /// only where the table's validated CHECK constraints allow no version but 7 (`version7`). A
+    /// only where the table's validated CHECK constraints allow no version but 7 (`version7`), on
+    /// PostgreSQL 18 and later (17's reads version 1 only). A
     /// CHECK is only "not false": a UUID with no version (the Nil UUID, another variant) passes it,
     /// and its time is NULL.
     Version7Check,
@@ -121,9 +122,11 @@ pub(super) struct Decoded {
     pub decoder: &'static Decoder,
     /// The layout's text (Snowflake decoders), one every decoder of it accepts.
     pub layout: Option<String>,
-    /// Whether every key the decoder does not refuse has a time (no NULL time for a non-NULL
-    /// key): what a sort by the key instead of the time needs, beside the range.
-    pub total: bool,
+    /// Whether every key the decoder does not refuse has a time (no NULL time for a non-NULL key):
+    /// then the range is exact, a key inside it has a time that satisfies the comparison and a
+    /// key outside it one that does not, so that the range stands for the comparison instead of
+    /// beside it; and a sort by the key is a sort by the time.
+    pub exact: bool,
 }
 
 /// A decoder call over a plain column. `column` replaces the column it names (for a virtual
@@ -161,7 +164,7 @@ pub(super) unsafe fn recognise(
                 Some(name)
             }
         };
-        let total = match decoder.proof {
+        let exact = match decoder.proof {
             Proof::Always => true,
             Proof::Version7Check => version7(key, q, column)?,
         };
@@ -174,7 +177,7 @@ pub(super) unsafe fn recognise(
             key,
             decoder,
             layout,
-            total,
+            exact,
         })
     }
 }
@@ -204,7 +207,7 @@ pub(super) unsafe fn column_of(
 /// The table a column of `q` belongs to (a column of this query's level, of a table).
 ///
 /// SAFETY: `v` is a Var of `q`.
-#[cfg(any(feature = "pg17", feature = "pg18", feature = "pg19"))]
+#[cfg(any(feature = "pg18", feature = "pg19"))]
 pub(super) unsafe fn table_of(v: *mut pg_sys::Var, q: *mut pg_sys::Query) -> Option<pg_sys::Oid> {
     // SAFETY: the range table entry the Var names.
     unsafe {
@@ -214,8 +217,10 @@ pub(super) unsafe fn table_of(v: *mut pg_sys::Var, q: *mut pg_sys::Query) -> Opt
 }
 
 /// Whether the key's table proves `uuid_extract_version(key) = 7` for every row it can hold: None
-/// where it does not; Some(total) where it does, `total` saying whether the version is also never
+/// where it does not; Some(exact) where it does, `exact` saying whether the version is also never
 /// NULL (a CHECK that `uuid_extract_version(id) IS NOT NULL` too), so that every key has a time.
+/// PostgreSQL 18 and later: 17's `uuid_extract_timestamp` reads no time from a version 7 UUID
+/// (it gives NULL), so no range there is exact, and none is useful.
 ///
 /// CHECK constraints are only "not false", so the proof is PostgreSQL's weak implication (as
 /// ATTACH PARTITION proves a partition constraint from CHECKs): wherever the constraints are not
@@ -225,7 +230,7 @@ pub(super) unsafe fn table_of(v: *mut pg_sys::Var, q: *mut pg_sys::Query) -> Opt
 /// CHECK is never checked), and only validated constraints that its children inherit.
 ///
 /// SAFETY: `key` is a Var of `q` (or of a virtual column's expression, with `column`).
-#[cfg(any(feature = "pg17", feature = "pg18", feature = "pg19"))]
+#[cfg(any(feature = "pg18", feature = "pg19"))]
 unsafe fn version7(
     key: *mut pg_sys::Var,
     q: *mut pg_sys::Query,
@@ -303,7 +308,7 @@ unsafe fn version7(
     }
 }
 
-#[cfg(not(any(feature = "pg17", feature = "pg18", feature = "pg19")))]
+#[cfg(not(any(feature = "pg18", feature = "pg19")))]
 unsafe fn version7(
     _: *mut pg_sys::Var,
     _: *mut pg_sys::Query,
@@ -317,7 +322,7 @@ unsafe fn version7(
 /// here as the scan would lock them, so that none is attached unseen before the plan is made).
 ///
 /// SAFETY: in a transaction; `relid` is locked by the statement.
-#[cfg(any(feature = "pg17", feature = "pg18", feature = "pg19"))]
+#[cfg(any(feature = "pg18", feature = "pg19"))]
 unsafe fn enforces_checks(relid: pg_sys::Oid) -> bool {
     // SAFETY: catalog reads; find_all_inheritors returns a List of OIDs.
     unsafe {

@@ -1,9 +1,12 @@
 //! A free `created_at`: a condition on the time inside a key (`id_timestamp(id) >= T`,
-//! `uuidv7_timestamp(id) < T`, PostgreSQL 17's `uuid_extract_timestamp` on a column that holds
-//! only version 7 UUIDs, a view's or a virtual generated column over one of them) gets the key
-//! range it implies added beside it before planning (`id >= idgen_internal.id_time_lower(T,
-//! ...)`), so that the key's index and partition pruning answer it. The original condition stays;
-//! the added one only narrows what is read, and never changes a result. A sort by such a time,
+//! `uuidv7_timestamp(id) < T`, PostgreSQL 18's `uuid_extract_timestamp` on a column that holds
+//! only version 7 UUIDs, a view's or a virtual generated column over one of them; `T` a
+//! timestamptz, a timestamp or a date) becomes the key range it implies before planning (`id >=
+//! idgen_internal.id_time_lower(T, ...)`), so that the key's index and partition pruning answer
+//! it. Where the range holds for exactly the keys whose time satisfies the condition it stands in
+//! the condition's place (the key's statistics then estimate it); elsewhere it is added beside the
+//! condition, which still decides each row. Either way no result changes but for keys the
+//! decoder refuses (an ERROR where such a row is read), as with any index. A sort by such a time,
 //! the last key of an ORDER BY, becomes a sort by the key, which its index returns in order.
 //! `idgen.time_conditions = off` turns both off.
 //!

@@ -11,7 +11,7 @@ const DATETIME_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(434);
 /// its index (or an ordered partition scan) returns in order: `ORDER BY created_at DESC LIMIT 20`
 /// reads 20 rows. The decoders never decrease as the key grows over every key they accept, so an
 /// order by the key is an order by its time, where every key has a time (a NULL time sorts with the
-/// NULLs, its key among the keys: `Decoded::total`); rows of the same time come in key order, one
+/// NULLs, its key among the keys: `Decoded::exact`); rows of the same time come in key order, one
 /// of the orders the query allowed. Only the last sort key (an earlier one's ties are ordered by
 /// the later keys, which the key would override), and only in a query that sorts its rows as they
 /// are: no grouping, DISTINCT, aggregates, window functions, set-returning functions in its output,
@@ -57,7 +57,7 @@ pub(super) unsafe fn order_by_key(q: *mut pg_sys::Query) {
             return;
         };
         let (key, decoder) = (found.key, found.decoder);
-        if !found.total || !may_read(key, q) {
+        if !found.exact || !may_read(key, q) {
             return;
         }
         // The direction: the sort operator is timestamptz's < or >, or this is no plain sort.

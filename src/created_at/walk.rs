@@ -15,7 +15,7 @@
 //!   levels) and answers a cancel while it walks.
 use pgrx::pg_sys;
 
-use super::bounds::Bounds;
+use super::bounds::{Bounds, TimeType};
 use super::decoders::Decoded;
 use super::key_of::decoded_key;
 use super::order_by::order_by_key;
@@ -91,7 +91,7 @@ unsafe fn visit_from(n: *mut pg_sys::Node, q: *mut pg_sys::Query, cx: &mut Conte
 }
 
 /// The conditions `quals` (a WHERE or an ON), with the key ranges their ANDed comparisons imply
-/// ANDed to them.
+/// ANDed to them, each in place of its comparison where the range is exact.
 ///
 /// SAFETY: `quals` is an expression of `q`, or NULL.
 unsafe fn with_ranges(
@@ -102,7 +102,8 @@ unsafe fn with_ranges(
 ) -> *mut pg_sys::Node {
     // SAFETY: nodes are read as the type their tag says.
     unsafe {
-        let mut all = conjuncts(quals);
+        let all = conjuncts(quals);
+        let mut kept: Vec<*mut pg_sys::Node> = Vec::with_capacity(all.len());
         let mut added: Vec<*mut pg_sys::Node> = Vec::new();
         // The conditions a range could equal (a comparison with a function call on its right),
         // found once, at the first range.
@@ -115,7 +116,14 @@ unsafe fn with_ranges(
                     visit_query(sub as *mut pg_sys::Query, cx, depth + 1);
                 }
             } else if is_a(c, pg_sys::NodeTag::T_OpExpr) && cx.added < MAX_RANGES {
-                for range in implied(c as *mut pg_sys::OpExpr, q, cx) {
+                let Some(range) = implied(c as *mut pg_sys::OpExpr, q, cx) else {
+                    kept.push(c);
+                    continue;
+                };
+                // Whether every condition of the range is there now (added, or already in the
+                // query), which an exact range needs to stand for the comparison.
+                let mut whole = true;
+                for bound in range.conditions {
                     // A range already there is not added again: the query may carry it already
                     // (Citus sends a shard the conditions its coordinator's hook added; PostgreSQL
                     // may plan a tree twice). Only a condition on a bound function can be one.
@@ -128,19 +136,29 @@ unsafe fn with_ranges(
                     let there = comparable
                         .iter()
                         .chain(added.iter())
-                        .any(|&c| pg_sys::equal(c.cast(), range.cast()));
-                    if !there && cx.added < MAX_RANGES {
-                        added.push(range);
+                        .any(|&c| pg_sys::equal(c.cast(), bound.cast()));
+                    if there {
+                        continue;
+                    }
+                    if cx.added < MAX_RANGES {
+                        added.push(bound);
                         cx.added += 1;
+                    } else {
+                        whole = false;
                     }
                 }
+                if !(range.exact && whole) {
+                    kept.push(c);
+                }
+                continue;
             }
+            kept.push(c);
         }
-        if added.is_empty() {
+        if added.is_empty() && kept.len() == all.len() {
             return quals;
         }
-        all.extend(added);
-        pg_sys::makeBoolExpr(pg_sys::BoolExprType::AND_EXPR, list_of(&all), -1).cast()
+        kept.extend(added);
+        pg_sys::makeBoolExpr(pg_sys::BoolExprType::AND_EXPR, list_of(&kept), -1).cast()
     }
 }
 
@@ -157,68 +175,86 @@ unsafe fn compares_with_call(c: *mut pg_sys::Node) -> bool {
     }
 }
 
-/// The key ranges one comparison implies (none, one, or two for `=`).
+/// The key range a comparison implies.
+struct Range {
+    /// One condition on the key, or two for `=`.
+    conditions: Vec<*mut pg_sys::Node>,
+    /// Whether it holds exactly where the comparison does, for every key the decoder takes
+    /// (`Decoded::exact`): then it replaces the comparison.
+    exact: bool,
+}
+
+/// The key range one comparison implies, if any.
 ///
 /// SAFETY: `op` is an OpExpr of `q`.
 unsafe fn implied(
     op: *mut pg_sys::OpExpr,
     q: *mut pg_sys::Query,
     cx: &mut Context,
-) -> Vec<*mut pg_sys::Node> {
+) -> Option<Range> {
     // SAFETY: an OpExpr's args are expressions; catalog lookups run in a transaction.
     unsafe {
         let args = cells((*op).args);
         if args.len() != 2 {
-            return Vec::new();
+            return None;
         }
-        let Some((lower, upper, inclusive)) = timestamptz_comparison((*op).opno) else {
-            return Vec::new();
-        };
+        let (types, lower, upper, inclusive) = time_comparison((*op).opno)?;
         // time(key) OP t, or t OP time(key) (the sides of the comparison swap).
         for (decoded, t, flip) in [(args[0], args[1], false), (args[1], args[0], true)] {
             let (decoded, t): (*mut pg_sys::Node, *mut pg_sys::Node) = (decoded.cast(), t.cast());
-            if !constant_for_statement(t) {
+            // The time's side is a timestamptz; the other may be a timestamp or a date.
+            let (time, other) = if flip {
+                (types.1, types.0)
+            } else {
+                (types.0, types.1)
+            };
+            if time != TimeType::Timestamptz || !constant_for_statement(t) {
                 continue;
             }
             let Some(found) = decoded_key(decoded, q) else {
                 continue;
             };
-            let Some(funcs) = cx.bounds.of(found.decoder) else {
-                return Vec::new();
-            };
+            let (lower_fn, upper_fn) = cx.bounds.of(found.decoder, other)?;
             let (lower, upper) = if flip { (upper, lower) } else { (lower, upper) };
-            let mut out = Vec::new();
+            let mut conditions = Vec::new();
             if lower {
-                out.push(key_bound(&found, t, true, inclusive, funcs.0));
+                conditions.push(key_bound(&found, t, true, inclusive, lower_fn));
             }
             if upper {
-                out.push(key_bound(&found, t, false, inclusive, funcs.1));
+                conditions.push(key_bound(&found, t, false, inclusive, upper_fn));
             }
-            return out;
+            return Some(Range {
+                conditions,
+                exact: found.exact,
+            });
         }
-        Vec::new()
+        None
     }
 }
 
-/// For a comparison of two timestamptz: whether `left OP right` bounds `left` from below, from
-/// above (both for `=`), and whether inclusively. None for any other operator.
-fn timestamptz_comparison(opno: pg_sys::Oid) -> Option<(bool, bool, bool)> {
+/// For a comparison of a timestamptz with a timestamptz, timestamp or date (either way round):
+/// the two sides' types, whether `left OP right` bounds `left` from below, from above (both for
+/// `=`), and whether inclusively. None for any other operator.
+fn time_comparison(opno: pg_sys::Oid) -> Option<((TimeType, TimeType), bool, bool, bool)> {
     // SAFETY: catalog lookups, in a transaction (the planner's).
     unsafe {
         let (mut left, mut right) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
         pg_sys::op_input_types(opno, &mut left, &mut right);
-        if left != pg_sys::TIMESTAMPTZOID || right != pg_sys::TIMESTAMPTZOID {
+        let types = (TimeType::of(left)?, TimeType::of(right)?);
+        if types.0 != TimeType::Timestamptz && types.1 != TimeType::Timestamptz {
             return None;
         }
         let family = pg_sys::get_opclass_family(pg_sys::TIMESTAMPTZ_BTREE_OPS_OID);
-        match pg_sys::get_op_opfamily_strategy(opno, family) as u32 {
-            pg_sys::BTLessStrategyNumber => Some((false, true, false)),
-            pg_sys::BTLessEqualStrategyNumber => Some((false, true, true)),
-            pg_sys::BTEqualStrategyNumber => Some((true, true, true)),
-            pg_sys::BTGreaterEqualStrategyNumber => Some((true, false, true)),
-            pg_sys::BTGreaterStrategyNumber => Some((true, false, false)),
-            _ => None,
-        }
+        let (lower, upper, inclusive) = match pg_sys::get_op_opfamily_strategy(opno, family) as u32
+        {
+            pg_sys::BTLessStrategyNumber => (false, true, false),
+            pg_sys::BTLessEqualStrategyNumber => (false, true, true),
+            pg_sys::BTEqualStrategyNumber => (true, true, true),
+            pg_sys::BTGreaterEqualStrategyNumber => (true, false, true),
+            pg_sys::BTGreaterStrategyNumber => (true, false, false),
+            _ => return None,
+        };
+        Some((types, lower, upper, inclusive))
     }
 }
 

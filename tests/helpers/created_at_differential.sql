@@ -6,8 +6,8 @@
 -- random UUIDv7s, and (where no constraint forbids them) version 1 and 4 UUIDs. Times: the exact
 -- time of a key, a microsecond, a millisecond and a tick either side of it, instants before the
 -- epoch and after the layout's end, infinity, -infinity and NULL, written in several time zones,
--- as constants, bind parameters or stable expressions; operators <, <=, =, >=, >, BETWEEN, on
--- either side.
+-- as constants, bind parameters or stable expressions, as a timestamptz, a timestamp or a date;
+-- operators <, <=, =, >=, >, BETWEEN, on either side.
 --
 --   ca_tables()            the tables (ca_tables lists them)
 --   ca_differential(n)     n conditions per table; a row per disagreement (none expected); how
@@ -166,18 +166,24 @@ DECLARE
     zone text := (ARRAY['UTC', 'Asia/Kolkata', 'America/St_Johns', 'Pacific/Chatham', 'Pacific/Kiritimati'])[1 + floor(random() * 5)::int];
     lit1 text;
     lit2 text;
+    kind text;
 BEGIN
     PERFORM set_config('TimeZone', zone, true);
-    lit1 := coalesce(quote_literal(t1::text) || '::timestamptz', 'NULL::timestamptz');
-    lit2 := coalesce(quote_literal(t2::text) || '::timestamptz', 'NULL::timestamptz');
+    -- The time as a timestamptz, or as ORMs send a naive datetime or a day: a timestamp or a date
+    -- (its wall-clock time in this zone), which PostgreSQL compares in the session's TimeZone.
+    kind := (ARRAY['timestamptz', 'timestamptz', 'timestamp', 'date'])[1 + floor(random() * 4)::int];
+    lit1 := coalesce(quote_literal(CASE kind WHEN 'timestamp' THEN t1::timestamp::text WHEN 'date' THEN t1::date::text ELSE t1::text END) || '::' || kind, 'NULL::' || kind);
+    lit2 := coalesce(quote_literal(CASE kind WHEN 'timestamp' THEN t2::timestamp::text WHEN 'date' THEN t2::date::text ELSE t2::text END) || '::' || kind, 'NULL::' || kind);
     IF how < 0.15 THEN
         cond := format('%s BETWEEN %s AND %s', f, lit1, lit2);
     ELSIF how < 0.3 THEN
-        cond := format('%s %s %s', f, op, '$1');
+        cond := format('%s %s %s', f, op, '$1' || CASE kind WHEN 'timestamptz' THEN '' ELSE '::' || kind END);
         param := t1;
     ELSIF how < 0.4 AND isfinite(t1) THEN
-        -- A stable expression: the same instant, through now().
-        cond := format('%s %s now() - (now() - %s)', f, op, lit1);
+        -- A stable expression: the same instant, through now() (localtimestamp, current_date).
+        cond := format('%s %s %s - (%s - %s)', f, op,
+                       CASE kind WHEN 'timestamp' THEN 'localtimestamp' WHEN 'date' THEN 'current_date' ELSE 'now()' END,
+                       CASE kind WHEN 'timestamp' THEN 'localtimestamp' WHEN 'date' THEN 'current_date' ELSE 'now()' END, lit1);
     ELSIF how < 0.65 THEN
         cond := format('%s %s %s', lit1, op, f);
     ELSE

@@ -3,7 +3,7 @@
 # time inside a key gets the key range it implies added before planning, so the key's index and
 # partition pruning serve it, and never changes which rows a query finds.
 #   - EXPLAIN of each form: id_timestamp with the node's or a named layout, uuidv7_timestamp,
-#     PostgreSQL's uuid_extract_timestamp (17+) where a constraint allows only version 7 (and
+#     PostgreSQL's uuid_extract_timestamp (18+) where a constraint allows only version 7 (and
 #     nothing where it does not: version 1 keeps its time elsewhere), a view's created_at, a
 #     virtual generated column (18+), a generic plan's parameter, partitions pruned at plan time
 #     and at executor start; nothing under OR, with a volatile time, or with the setting off;
@@ -37,6 +37,13 @@ sorted_by_key() {
     { echo "$p" | sed 's/^/    /' >&2; return 1; }
 }
 sorted_by_time() { grep -qE "Sort Key: .*(id_timestamp|uuidv7_timestamp|uuid_extract_timestamp)" <<<"$(q $PORT "$1; EXPLAIN (COSTS OFF) $2")"; }
+
+same_on_and_off() { # same_on_and_off SQL: the same answer (no error) with the derivation on and off
+  local on off
+  on=$(q $PORT "$1" 2>&1)
+  off=$(q $PORT "SET idgen.time_conditions = off; $1" 2>&1)
+  [ "$on" = "$off" ] && [[ "$on" =~ ^[0-9]+$ ]] || { echo "    on: $on, off: $off" >&2; return 1; }
+}
 
 phase "tables: 200,000 Snowflake IDs and UUIDv7s over 23 days"
 q $PORT "CREATE TABLE orders (id bigint PRIMARY KEY, v int);
@@ -78,14 +85,83 @@ check "a volatile time (clock_timestamp()): nothing added" \
 check "a time from another column of the row: nothing added" \
   unranged "SELECT * FROM orders WHERE id_timestamp(id) >= now() - v * interval '1 second'"
 
+phase "the range in place of the condition (exact for these keys), and the times ORMs send"
+# filtered SQL: the plan reads a key range and still checks the time on each row it reads
+filtered() { local p; p=$(plan "$1"); grep -qE "Index Cond: \(.*id [<>]= " <<<"$p" && grep -qE "Filter: .*(id_timestamp|uuidv7_timestamp|uuid_extract_timestamp)" <<<"$p"; }
+# replaced SQL: a key range, and no time left to check on each row
+replaced() {
+  local p
+  p=$(plan "$1")
+  grep -qE "Index Cond: \(.*id [<>]= " <<<"$p" && ! grep -qE "(id_timestamp|uuidv7_timestamp|uuid_extract_timestamp)\(" <<<"$p" ||
+    { echo "    $p" >&2; return 1; }
+}
+check "id_timestamp(id) >= now() - interval '1 hour': the range alone (EXPLAIN shows no Filter on the time)" \
+  replaced "SELECT * FROM orders WHERE id_timestamp(id) >= now() - interval '1 hour'"
+check "a view's created_at BETWEEN: both bounds, nothing else" \
+  replaced "SELECT * FROM orders_v WHERE created_at BETWEEN now() - interval '2 hours' AND now() - interval '1 hour'"
+check "uuidv7_timestamp(id) > now() - interval '1 hour': the range alone" \
+  replaced "SELECT * FROM events WHERE uuidv7_timestamp(id) > now() - interval '1 hour'"
+check "a timestamp without time zone (localtimestamp, SQLAlchemy's and Django's naive datetimes): the range alone" \
+  replaced "SELECT * FROM orders_v WHERE created_at >= localtimestamp - interval '1 hour'"
+check "a date (current_date, an ORM's day): the range alone" \
+  replaced "SELECT * FROM orders_v WHERE created_at >= current_date - 1 AND created_at < current_date"
+check "a timestamp parameter in a generic plan: its range, computed at execution" grep -q "id_time_lower(\$1, true" \
+  <<<"$(q $PORT "SET plan_cache_mode = force_generic_plan; PREPARE naive(timestamp) AS SELECT count(*) FROM orders_v WHERE created_at >= \$1; EXPLAIN (COSTS OFF) EXECUTE naive(localtimestamp)" | tr '\n' ' ')"
+# The same rows in zones of odd offsets: timestamps and dates, literals and parameters of a
+# generic plan. Times are fixed once (T0), so that the rows at a bound do not move between runs.
+T0=$(q $PORT "SELECT now()")
+for zone in UTC America/St_Johns Asia/Kathmandu Pacific/Chatham; do
+  check "TimeZone $zone: timestamp and date comparisons find the same rows as without the range" same_on_and_off \
+    "SET TimeZone = '$zone'; SELECT abs(sum(hashtext(id::text))) FROM orders_v WHERE created_at >= '$T0'::timestamp - interval '3 days 7 hours 13 minutes' AND created_at < ('$T0'::date - 1) AND created_at <> ('$T0'::date - 2)::timestamp"
+done
+# generic_plan_in_zones on|off: the counts of one generic plan of a timestamp parameter, run in
+# two zones with the same wall-clock time (two instants)
+generic_plan_in_zones() {
+  q $PORT "SET idgen.time_conditions = $1; SET plan_cache_mode = force_generic_plan; PREPARE z(timestamp) AS SELECT count(*) FROM orders_v WHERE created_at >= \$1;
+    SET TimeZone = 'UTC'; EXECUTE z('$T0'::timestamp - interval '5 hours'); SET TimeZone = 'Asia/Kathmandu'; EXECUTE z('$T0'::timestamp - interval '5 hours')" | tr '\n' ' '
+}
+on_counts=$(generic_plan_in_zones on)
+check "a generic plan of a timestamp parameter, executed in two zones: each the rows of its zone, as without the range ($on_counts)" eq \
+  "$on_counts|$(awk '{print ($1 != $2)}' <<<"$on_counts")" "$(generic_plan_in_zones off)|1"
+# A key the decoder refuses (-1: no Snowflake ID of any layout): the one row whose fate differs,
+# as with any index, documented: read without the range, its decoding fails; the range skips it.
+q $PORT "CREATE TABLE refused (id bigint PRIMARY KEY); INSERT INTO refused SELECT id FROM orders ORDER BY id DESC LIMIT 100; INSERT INTO refused VALUES (-1); ANALYZE refused" >/dev/null
+check "a key the decoder refuses (-1): an error without the range (22023), none with it (docs/snowflake.md says so)" eq \
+  "$(q $PORT "SET enable_seqscan = off; SELECT count(*) FROM refused WHERE id_timestamp(id) >= now() - interval '1 day'" 2>&1)|$(q $PORT "SET idgen.time_conditions = off; SELECT count(*) FROM refused WHERE id_timestamp(id) >= now() - interval '1 day'" 2>&1 | grep -o "out of range\|invalid\|ERROR" | head -1)" "100|ERROR"
+# Estimates: the key's own statistics answer a replaced condition (a condition kept beside it is
+# estimated at 1/3 or 1/200: 3x to 200x too few rows).
+# estimate_within SQL: EXPLAIN ANALYZE's estimated rows of the scan within 2x of its actual rows
+estimate_within() {
+  local line est act
+  line=$(q $PORT "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) $1" | grep -m1 -E "Scan .*rows=[0-9]+.*rows=[0-9]+")
+  est=$(sed -E 's/.*\(cost=[^ ]* rows=([0-9]+).*/\1/' <<<"$line")
+  act=$(sed -E 's/.*\(actual rows=([0-9.]+).*/\1/' <<<"$line" | cut -d. -f1)
+  [ -n "$est" ] && [ -n "$act" ] && [ "$act" -gt 0 ] && [ $((est * 2)) -ge "$act" ] && [ $((act * 2)) -ge "$est" ] ||
+    { echo "    estimated $est, actual $act: $line" >&2; return 1; }
+}
+check "estimate of the last hour within 2x of the rows read" estimate_within "SELECT * FROM orders WHERE id_timestamp(id) >= now() - interval '1 hour'"
+check "estimate of a day a week ago (two dates, a view's created_at) within 2x" \
+  estimate_within "SELECT * FROM orders_v WHERE created_at >= current_date - 7 AND created_at < current_date - 6"
+check "estimate of uuidv7_timestamp(id) over two timestamps within 2x" \
+  estimate_within "SELECT * FROM events WHERE uuidv7_timestamp(id) BETWEEN localtimestamp - interval '2 days' AND localtimestamp - interval '1 day'"
+estimate_too_low() { ! estimate_within "$@" 2>/dev/null; }
+check "control: the same day with a time condition kept beside the range (one no range replaces) is estimated too low" \
+  estimate_too_low "SELECT * FROM orders_v WHERE created_at >= current_date - 7 AND created_at < current_date - 6 AND id_timestamp(id) + interval '0 s' >= current_date - 7"
+# Statements and functions: the same rows changed, counted; PL/pgSQL and SQL functions.
+check "UPDATE ... WHERE id_timestamp(id) < ...: the same rows changed" \
+  same_on_and_off "BEGIN; WITH u AS (UPDATE orders SET v = v + 1 WHERE id_timestamp(id) < '$T0'::timestamptz - interval '20 days' RETURNING id) SELECT count(*) FROM u; ROLLBACK"
+check "DELETE ... WHERE a view's created_at is older than a date: the same rows deleted" \
+  same_on_and_off "BEGIN; WITH d AS (DELETE FROM orders WHERE id IN (SELECT id FROM orders_v WHERE created_at < '$T0'::date - 21) RETURNING id) SELECT count(*) FROM d; ROLLBACK"
+q $PORT "CREATE FUNCTION recent_plpgsql(t timestamp) RETURNS bigint LANGUAGE plpgsql AS \$\$ BEGIN RETURN (SELECT count(*) FROM orders_v WHERE created_at >= t); END \$\$;
+         CREATE FUNCTION recent_sql(t timestamptz) RETURNS bigint LANGUAGE sql STABLE AS \$\$ SELECT count(*) FROM orders WHERE id_timestamp(id) >= t \$\$" >/dev/null
+check "a PL/pgSQL function's query (a timestamp argument), called 7 times (its plan cached): the same count" \
+  same_on_and_off "SELECT sum(recent_plpgsql('$T0'::timestamp - g * interval '1 hour')) FROM generate_series(1, 7) g"
+check "an SQL function's query: the same count" same_on_and_off "SELECT recent_sql('$T0'::timestamptz - interval '2 days')"
+check "a join on the key, the time on one side: the same rows" \
+  same_on_and_off "SELECT count(*) FROM orders o JOIN orders_v r ON r.id = o.id WHERE r.created_at >= '$T0'::date - 2 AND o.v % 3 = 0"
+
 phase "outer joins: the added range stands where the condition stands, nulled by the same joins"
 q $PORT "CREATE TABLE few AS SELECT generate_series(1, 100) AS v; ANALYZE few" >/dev/null
-same_on_and_off() { # same_on_and_off SQL: the same answer (no error) with the derivation on and off
-  local on off
-  on=$(q $PORT "$1" 2>&1)
-  off=$(q $PORT "SET idgen.time_conditions = off; $1" 2>&1)
-  [ "$on" = "$off" ] && [[ "$on" =~ ^[0-9]+$ ]] || { echo "    on: $on, off: $off" >&2; return 1; }
-}
 check "a view's created_at in a LEFT JOIN's ON" \
   same_on_and_off "SELECT count(*) FROM few LEFT JOIN orders_v o ON o.v = few.v AND o.created_at >= now() - interval '1 hour'"
 check "a view's created_at over a LEFT JOIN, in WHERE" \
@@ -122,7 +198,15 @@ check "a constant time: partitions pruned at plan time (yesterday, today, tomorr
 check "now(): partitions pruned at executor start" grep -q "Subplans Removed: [6-9]" \
   <<<"$(q $PORT "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM p WHERE id_timestamp(id) >= now() - interval '1 day'" | tr '\n' ' ')"
 
-if [ "$MAJOR" -ge 17 ]; then
+if [ "$MAJOR" = 17 ]; then
+  # 17's uuid_extract_timestamp reads version 1 only (NULL for a version 7 UUID): no range there
+  # finds anything, so none is added.
+  q $PORT "CREATE TABLE ev7 (id uuid PRIMARY KEY CHECK (uuid_extract_version(id) = 7 AND uuid_extract_version(id) IS NOT NULL), v int);
+           INSERT INTO ev7 SELECT * FROM events; ANALYZE ev7" >/dev/null
+  check "PostgreSQL 17: uuid_extract_timestamp reads no version 7 time, nothing added even under the version-7 CHECK" \
+    unranged "SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
+fi
+if [ "$MAJOR" -ge 18 ]; then
   q $PORT "CREATE TABLE ev7 (id uuid PRIMARY KEY CHECK (uuid_extract_version(id) = 7 AND uuid_extract_version(id) IS NOT NULL), v int);
            CREATE TABLE ev7null (id uuid PRIMARY KEY CHECK (uuid_extract_version(id) = 7), v int);
            CREATE TABLE evany (id uuid PRIMARY KEY, v int);
@@ -132,6 +216,10 @@ if [ "$MAJOR" -ge 17 ]; then
     ranged "SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
   check "uuid_extract_timestamp(id) > \$1 (a generic plan) where the constraint allows only version 7: a range" grep -q "uuidv7_time_lower(\$1, false)" \
     <<<"$(q $PORT "SET plan_cache_mode = force_generic_plan; PREPARE ev(timestamptz) AS SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) > \$1; EXPLAIN (COSTS OFF) EXECUTE ev(now())" | tr '\n' ' ')"
+  check "... that range alone, where the CHECK also says the version is not NULL (every key has a time)" \
+    replaced "SELECT * FROM ev7 WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
+  check "... beside the condition, where the CHECK says only = 7 (the Nil UUID's time is NULL: the range is not exact)" \
+    filtered "SELECT * FROM ev7null WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'"
   check "uuid_extract_timestamp where the CHECK says only = 7 (a UUID with no version passes it): a range, and a sort by the time" eq \
     "$(ranged "SELECT * FROM ev7null WHERE uuid_extract_timestamp(id) >= now() - interval '1 hour'" && echo range)|$(
       sorted_by_time "" "SELECT * FROM ev7null ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5" 2>/dev/null && echo time)" "range|time"
@@ -141,7 +229,7 @@ if [ "$MAJOR" -ge 17 ]; then
     "$(sorted_by_key "SELECT * FROM ev7 ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5" && echo key)|$(
       sorted_by_time "" "SELECT * FROM evany ORDER BY uuid_extract_timestamp(id) DESC LIMIT 5" 2>/dev/null && echo time)" "key|time"
 else
-  echo "  skipped: uuid_extract_timestamp (PostgreSQL 17 and later; this is $MAJOR)"
+  echo "  skipped: uuid_extract_timestamp of a version 7 UUID (PostgreSQL 18 and later; this is $MAJOR)"
 fi
 if [ "$MAJOR" -ge 18 ]; then
   q $PORT "ALTER TABLE ev7 ADD created_at timestamptz GENERATED ALWAYS AS (uuid_extract_timestamp(id)) VIRTUAL" >/dev/null
