@@ -13,7 +13,10 @@
 #     create() and bulk_create() get Snowflake IDs back; Django 5's db_default (migration 0002,
 #     as makemigrations writes it): create() gets its key back, bulk_create() does not; a segment
 #     type created in an open transaction is not usable in it (the TestCase caveat), and is once
-#     committed.
+#     committed;
+#   - a free created_at (examples/created_at_orm.py): psycopg's naive datetime and date
+#     parameters, SQLAlchemy's Mapped[datetime], Django's USE_TZ = False filters: each read by the
+#     key range alone, and the rows of the setting off.
 # Skipped, saying why, when PyPI cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
@@ -72,4 +75,13 @@ check "Django's contrib tables with 32-bit keys ($(wc -w <<<"$int_keys"), e.g. a
 check "Django declares those keys AutoField (so a converted table would hide its new rows from Django)" eq \
   "$(field "$out" keys | python3 -c "import ast, sys; k = ast.literal_eval(sys.stdin.read()); print(k['auth_user'], k['django_content_type'])")" "AutoField AutoField"
 check "the dry run changed nothing" eq "$(qdb $PORT djcontrib "SELECT count(*) FROM pg_attrdef d WHERE pg_get_expr(d.adbin, d.adrelid) LIKE '%snowflake_next%'")" 0
+
+# A free created_at as ORMs ask for it (examples/created_at_orm.py): naive datetimes and dates,
+# which the clients send as timestamp and date, in a session of odd offset (Asia/Kathmandu).
+out=$("$VENV/bin/python" "$REPO/examples/created_at_orm.py" "host=127.0.0.1 port=$PORT dbname=postgres user=postgres")
+echo "    $out"
+for client in psycopg_naive_datetime psycopg_date sqlalchemy_naive_datetime django_naive_datetime django_range; do
+  check "a free created_at, $client: read by the key range alone, the rows of the setting off" eq \
+    "$(python3 -c "import json, sys; r = json.loads(sys.argv[1])[sys.argv[2]]; print(r['served'], r['rows'] == r['rows_off'] > 0)" "$out" "$client")" "True True"
+done
 finish
