@@ -143,6 +143,10 @@ by_time=$(q $C "SELECT count(*) FROM ev WHERE id_timestamp(id, 'pg_idgen') < '$c
 check "id_timestamp(id, layout) < a cut through the rows: the same rows as the condition nothing is derived from" eq \
   "$by_time" "$(q $C "SELECT count(*) FROM ev WHERE (id_timestamp(id, 'pg_idgen') < '$cut') IS TRUE")"
 check "... and the cut has rows on both sides" eq "$(( by_time > 0 && by_time < 116200 ))" 1
+naive_cut="SET TimeZone = 'Asia/Kathmandu'; SELECT count(*) FROM ev WHERE id_timestamp(id, 'pg_idgen') < ('$cut'::timestamptz)::timestamp"
+check "the cut as a timestamp without time zone (what ORMs send), in a zone of odd offset: the same rows; the next hour as one: each shard reads its index" eq \
+  "$(q $C "$naive_cut")|$(q $C "$(sed 's/^\(.*\) WHERE \(.*\)$/\1 WHERE (\2) IS TRUE/' <<<"$naive_cut")")|$(q $C "SET TimeZone = 'Asia/Kathmandu'; EXPLAIN (COSTS OFF) SELECT count(*) FROM ev WHERE id_timestamp(id, 'pg_idgen') >= localtimestamp + interval '1 hour'" | grep -c "Index Cond: (id >= ")" \
+  "$by_time|$by_time|1"
 
 phase "a reference table from every node"
 for p in $C $W1 $W2; do for s in 1 2; do bg ref_${p}_$s $p "INSERT INTO ref (v) SELECT g FROM generate_series(1, 2000) g"; done; done

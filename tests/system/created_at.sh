@@ -7,6 +7,13 @@
 #     nothing where it does not: version 1 keeps its time elsewhere), a view's created_at, a
 #     virtual generated column (18+), a generic plan's parameter, partitions pruned at plan time
 #     and at executor start; nothing under OR, with a volatile time, or with the setting off;
+#   - the range in place of the condition where it is exact (no Filter on the time left), beside
+#     it where not (a version-7 CHECK without IS NOT NULL); times as a timestamp or a date (what
+#     ORMs send) in zones of odd offsets, a generic plan across SET TimeZone; a key the decoder
+#     refuses; row estimates within 2x (and a control estimated too low); UPDATE/DELETE counted,
+#     PL/pgSQL and SQL functions, a join on the key, all as with the setting off;
+#   - what must never change a result: set operations, grouping sets, NULL versions, foreign
+#     tables, revoked and squatted schemas, thousands of conditions (bounded, interruptible);
 #   - other roles: a plain role's query reads the range (the bound functions are PUBLIC's), and
 #     nothing is added (no error either) where an administrator revoked them; a look-alike
 #     id_timestamp of another role is never taken for pg_idgen's;
