@@ -274,7 +274,7 @@ pub fn define() {
     GucRegistry::define_bool_guc(
         c"idgen.time_conditions",
         c"Whether a condition on, or a sort by, the time inside a key (id_timestamp, uuidv7_timestamp, a view's or virtual created_at over one) is served by the key's index.",
-        c"on: the planner turns a condition into the key range it implies (id >= idgen_internal.id_time_lower(...)), in its place where the range is exact and beside it elsewhere, so the key's index and partition pruning serve it; and a sort by such a time (the last key of an ORDER BY) sorts by the key. off: as any other condition and sort.",
+        c"on: the planner turns a condition into the key range it implies (id >= idgen_internal.id_time_lower(...)), in its place where the range is exact and beside it elsewhere, so the key's index and partition pruning serve it; a sort by such a time (the last key of an ORDER BY) sorts by the key, and its min and max are those of the key. off: as any other condition, sort and aggregate.",
         &TIME_CONDITIONS,
         GucContext::Userset,
         GucFlags::default(),

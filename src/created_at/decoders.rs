@@ -127,6 +127,9 @@ pub(super) struct Decoded {
     /// key outside it one that does not, so that the range stands for the comparison instead of
     /// beside it; and a sort by the key is a sort by the time.
     pub exact: bool,
+    /// The decoder's call, as written (in the query, a view or a virtual column's expression):
+    /// its function and any arguments after the key.
+    pub call: *mut pg_sys::FuncExpr,
 }
 
 /// A decoder call over a plain column. `column` replaces the column it names (for a virtual
@@ -178,6 +181,7 @@ pub(super) unsafe fn recognise(
             decoder,
             layout,
             exact,
+            call: f,
         })
     }
 }

@@ -7,18 +7,21 @@
 //! the condition's place (the key's statistics then estimate it); elsewhere it is added beside the
 //! condition, which still decides each row. Either way no result changes but for keys the
 //! decoder refuses (an ERROR where such a row is read), as with any index. A sort by such a time,
-//! the last key of an ORDER BY, becomes a sort by the key, which its index returns in order.
+//! the last key of an ORDER BY, becomes a sort by the key, which its index returns in order; its
+//! `min` and `max` the time of the key's, which the index gives in one row.
 //! `idgen.time_conditions = off` turns both off.
 //!
 //! - `decoders.rs`: the table of decoders the walk understands, and what proves each one's range;
 //! - `walk.rs`: where in a statement a range is implied, and adding it (node kind by node kind);
 //! - `key_of.rs`: the key behind a time, through the views and columns that keep them together;
 //! - `order_by.rs`: ORDER BY the time, by the key;
+//! - `min_max.rs`: `min` and `max` of the time, of the key;
 //! - `bounds.rs`: the bound functions (the core's arithmetic, `pg_idgen_core::time_bounds`) and
 //!   how a statement finds them.
 mod bounds;
 mod decoders;
 mod key_of;
+mod min_max;
 mod order_by;
 mod walk;
 

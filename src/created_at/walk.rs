@@ -18,6 +18,7 @@ use pgrx::pg_sys;
 use super::bounds::{Bounds, TimeType};
 use super::decoders::Decoded;
 use super::key_of::decoded_key;
+use super::min_max::min_max_by_key;
 use super::order_by::order_by_key;
 use crate::gucs;
 use crate::pg::nodes::{cells, conjuncts, is_a, list_of};
@@ -68,6 +69,7 @@ unsafe fn visit_query(q: *mut pg_sys::Query, cx: &mut Context, depth: usize) {
             visit_from((*q).jointree as *mut pg_sys::Node, q, cx, depth);
         }
         order_by_key(q);
+        min_max_by_key(q);
     }
 }
 

@@ -297,8 +297,9 @@ BEGIN
 END $$;
 
 -- The shapes users write around a time, over every table: a subquery, a view over it, set
--- operations whose other branch carries another time, grouping sets, a join on the key, and a
--- sort by the time; each with random conditions on the time, run with the derivation off and on.
+-- operations whose other branch carries another time, grouping sets, a join on the key, a sort
+-- by the time, and min and max of the time; each with random conditions on the time, run with the
+-- derivation off and on.
 -- An error is an answer too (its SQLSTATE). Returns a row per disagreement (none expected).
 CREATE FUNCTION ca_answer(sql text, param timestamptz) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
@@ -347,6 +348,9 @@ BEGIN
                     THEN format('SELECT string_agg(coalesce(t::text, ''-''), '','') FROM (SELECT t FROM (%s) s WHERE %s ORDER BY t %s LIMIT %s) x',
                                 format(s, f, r.tbl), c.cond,
                                 (ARRAY['', 'DESC', 'NULLS FIRST', 'DESC NULLS LAST'])[1 + floor(random() * 4)::int], 1 + floor(random() * 30)::int)
+                    -- the earliest and latest time (read from the key where the key's are)
+                    WHEN i % 3 = 1
+                    THEN format('SELECT m::text FROM (SELECT min(t), max(t), count(*) FROM (%s) s WHERE %s) m', format(s, f, r.tbl), c.cond)
                     ELSE format('SELECT count(*) || '':'' || coalesce(sum(hashtext(id::text)), 0) FROM (%s) s WHERE %s', format(s, f, r.tbl), c.cond) END;
                 PERFORM set_config('idgen.time_conditions', 'off', true);
                 a_off := ca_answer(q, c.param);

@@ -326,6 +326,23 @@ ties_on=$(run_sql "$ties" on)
 check "FETCH FIRST 5 ROWS WITH TIES (ties by the time, more than 5 rows): the same rows on and off" eq "$ties_on" "$(run_sql "$ties" off)"
 check "... a tick's worth of ties in each, all run" eq "$(awk -F'|' '$1 + 0 > 5' <<<"$ties_on" | wc -l)|$(tail -1 <<<"$ties_on")" "6|exit 0"
 
+phase "min and max of the time: of the key, from its index"
+check "SELECT max(created_at) FROM a view (Django's Max()): one row of the key's index, backwards" grep -q "Index Only Scan Backward using orders_pkey" \
+  <<<"$(plan "SELECT max(created_at) FROM orders_v")"
+check "min(id_timestamp(id)) and max(id_timestamp(id, 'pg_idgen')): both from the index" eq \
+  "$(plan "SELECT min(id_timestamp(id)), max(id_timestamp(id, 'pg_idgen')) FROM orders" | grep -o "Index Only Scan[a-zA-Z ]* using orders_pkey" | wc -l)" 2
+for sql in "SELECT max(created_at), min(created_at) FROM orders_v" \
+           "SELECT v % 7, max(created_at), min(id_timestamp(id)) FROM orders_v GROUP BY 1 ORDER BY 1" \
+           "SELECT max(created_at) FILTER (WHERE v % 2 = 0), max(DISTINCT created_at), min(created_at ORDER BY v) FROM orders_v WHERE created_at < '$T0'::timestamptz - interval '2 days'" \
+           "SELECT max(created_at) FROM orders_v WHERE false" \
+           "SELECT max(id_timestamp(id, 'sonyflake')), min(id_timestamp(id, 'westid32')), max(id_timestamp(id, 'pg_idgen')) FROM ord" \
+           "SELECT max(uuidv7_timestamp(id)), min(uuidv7_timestamp(id)) FROM ord_u"; do
+  check "the same answer as without: $sql" eq "$(q $PORT "$sql" 2>&1)" "$(q $PORT "SET idgen.time_conditions = off; $sql" 2>&1)"
+done
+check "max(id_timestamp(id)) over a key the decoder refuses (-1): the largest key's time; read row by row (the setting off) that row raises (22023)" eq \
+  "$(q $PORT "SELECT max(id_timestamp(id)) FROM refused" 2>&1)|$(q $PORT "SET idgen.time_conditions = off; SELECT max(id_timestamp(id)) FROM refused" 2>&1 | grep -o ERROR | head -1)" \
+  "$(q $PORT "SELECT id_timestamp(max(id)) FROM refused")|ERROR"
+
 phase "what must never change a result: set operations, grouping sets, NULL versions, foreign tables, schemas, many conditions"
 # answer ON|OFF SQL...: every statement's output and any error's SQLSTATE (psql's VERBOSITY
 # sqlstate), run with the derivation on or off; the data are left as they were (ROLLBACK).

@@ -1,0 +1,81 @@
+//! `min` and `max` of the time inside a key: the time of the smallest or largest key, which
+//! PostgreSQL reads from the key's index (one row) as it does for `max(id)` itself. Django's
+//! `Max('created_at')` and `SELECT max(created_at) FROM orders_v` read one row instead of all.
+use pgrx::pg_sys;
+
+use super::key_of::decoded_key;
+use crate::pg::nodes::{cells, is_a, list_of};
+
+/// `max(time(key))` becomes `time(max(key))`, `min` likewise, for an aggregate that is a whole
+/// output column of `q`. The decoders never decrease as the key grows over the keys they accept,
+/// so the largest key has the largest time; where every such key has a time (`Decoded::exact`) no
+/// NULL time is skipped that the key would not be. A key the decoder refuses makes the original an
+/// ERROR when its row is read and this one only if it is the largest, as with any index. For keys
+/// of a type with `min`/`max` aggregates (bigint: Snowflake keys; PostgreSQL has none for uuid).
+/// Left alone: an aggregate of an outer query, with a FILTER that reads the aggregate's own
+/// arguments (none can: a FILTER reads the query's rows), or inside a larger expression.
+///
+/// SAFETY: `q` is a Query of the planner's tree.
+pub(super) unsafe fn min_max_by_key(q: *mut pg_sys::Query) {
+    // SAFETY: the lists of a Query hold the node types named.
+    unsafe {
+        if (*q).commandType != pg_sys::CmdType::CMD_SELECT || !(*q).hasAggs {
+            return;
+        }
+        for node in cells((*q).targetList) {
+            let entry = node as *mut pg_sys::TargetEntry;
+            let expr = (*entry).expr as *mut pg_sys::Node;
+            if is_a(expr, pg_sys::NodeTag::T_Aggref) {
+                if let Some(by_key) = of_the_key(expr as *mut pg_sys::Aggref, q) {
+                    (*entry).expr = by_key.cast();
+                }
+            }
+        }
+    }
+}
+
+/// `time(max(key))` for `max(time(key))` (and `min`), if `agg` is one over an exact decoder.
+///
+/// SAFETY: `agg` is an Aggref of `q`.
+unsafe fn of_the_key(agg: *mut pg_sys::Aggref, q: *mut pg_sys::Query) -> Option<*mut pg_sys::Node> {
+    // SAFETY: an Aggref's args are TargetEntries; nodes are copied before they are changed.
+    unsafe {
+        let by_key = match (*agg).aggfnoid.to_u32() {
+            pg_sys::F_MAX_TIMESTAMPTZ => pg_sys::F_MAX_INT8,
+            pg_sys::F_MIN_TIMESTAMPTZ => pg_sys::F_MIN_INT8,
+            _ => return None,
+        };
+        let args = cells((*agg).args);
+        if (*agg).agglevelsup != 0 || args.len() != 1 || !(*agg).aggdirectargs.is_null() {
+            return None;
+        }
+        let arg = (*(args[0] as *mut pg_sys::TargetEntry)).expr as *mut pg_sys::Node;
+        let found = decoded_key(arg, q)?;
+        if !found.exact
+            || found.decoder.key_type != pg_sys::INT8OID
+            || (*found.key).varlevelsup != 0
+        {
+            return None;
+        }
+        let key_entry = pg_sys::makeTargetEntry(
+            pg_sys::copyObjectImpl(found.key.cast()).cast(),
+            1,
+            std::ptr::null_mut(),
+            false,
+        );
+        let of_keys = pg_sys::copyObjectImpl(agg.cast()) as *mut pg_sys::Aggref;
+        (*of_keys).aggfnoid = pg_sys::Oid::from(by_key);
+        (*of_keys).aggtype = pg_sys::INT8OID;
+        (*of_keys).aggargtypes = pg_sys::lappend_oid(std::ptr::null_mut(), pg_sys::INT8OID);
+        (*of_keys).args = list_of(&[key_entry]);
+        // The order and DISTINCT of a min or max change nothing, and name the old arguments.
+        (*of_keys).aggorder = std::ptr::null_mut();
+        (*of_keys).aggdistinct = std::ptr::null_mut();
+        // The decoder's call, with the aggregate in the key's place.
+        let call = pg_sys::copyObjectImpl(found.call.cast()) as *mut pg_sys::FuncExpr;
+        let mut call_args = cells((*call).args);
+        call_args[0] = of_keys.cast();
+        (*call).args = list_of(&call_args);
+        Some(call.cast())
+    }
+}
