@@ -67,10 +67,7 @@ impl TimeType {
 }
 
 fn instant(ts: TimestampWithTimeZone) -> Instant {
-    instant_of(ts.into())
-}
-
-fn instant_of(us: i64) -> Instant {
+    let us: i64 = ts.into();
     match us {
         i64::MIN => Instant::Before,
         i64::MAX => Instant::After,
@@ -78,41 +75,47 @@ fn instant_of(us: i64) -> Instant {
     }
 }
 
-/// The instant a `timestamp` is compared as with a `timestamptz` (timestamp_cmp_timestamptz):
-/// its time in the session's TimeZone, or before (after) every finite time where that is out of
-/// range. The keys' times are all finite.
-fn local_instant(ts: Timestamp) -> Instant {
-    let raw = ts.into_inner();
-    // SAFETY: PostgreSQL's own comparison and cast, which read the session's TimeZone.
-    unsafe {
-        if raw == i64::MIN || pg_sys::timestamp_cmp_timestamptz_internal(raw, MIN_TIMESTAMP) < 0 {
-            return Instant::Before;
-        }
-        if raw == i64::MAX || pg_sys::timestamp_cmp_timestamptz_internal(raw, END_TIMESTAMP - 1) > 0
-        {
-            return Instant::After;
-        }
+/// The instant a `timestamp` or a `date` is compared as with a `timestamptz` (PostgreSQL's
+/// timestamp_cmp_timestamptz, date_cmp_timestamptz): its time in the session's TimeZone (a date's
+/// midnight), or before (after) every finite time where it is -infinity (infinity) or its time is
+/// out of range. `cmp(t)` compares it with timestamptz `t` as PostgreSQL does; `cast` converts it,
+/// which in range cannot fail (the comparisons convert as the cast does). The keys' times are all
+/// finite.
+fn compared_instant(
+    infinite: Option<Instant>,
+    cmp: impl Fn(i64) -> i32,
+    cast: impl FnOnce() -> TimestampWithTimeZone,
+) -> Instant {
+    match infinite {
+        Some(end) => end,
+        None if cmp(MIN_TIMESTAMP) < 0 => Instant::Before,
+        None if cmp(END_TIMESTAMP - 1) > 0 => Instant::After,
+        None => instant(cast()),
     }
-    // In range (the comparisons above convert as the cast does): the cast cannot fail.
-    let tz: TimestampWithTimeZone = ts.into();
-    instant(tz)
 }
 
-/// The instant a `date` is compared as with a `timestamptz` (date_cmp_timestamptz): its midnight
-/// in the session's TimeZone, or before (after) every finite time where that is out of range.
+fn local_instant(ts: Timestamp) -> Instant {
+    let raw = ts.into_inner();
+    let infinite = match raw {
+        i64::MIN => Some(Instant::Before),
+        i64::MAX => Some(Instant::After),
+        _ => None,
+    };
+    // SAFETY: PostgreSQL's own comparison, which reads the session's TimeZone.
+    let cmp = |t| unsafe { pg_sys::timestamp_cmp_timestamptz_internal(raw, t) };
+    compared_instant(infinite, cmp, || ts.into())
+}
+
 fn date_instant(d: Date) -> Instant {
     let raw = d.into_inner();
+    let infinite = match raw {
+        i32::MIN => Some(Instant::Before),
+        i32::MAX => Some(Instant::After),
+        _ => None,
+    };
     // SAFETY: PostgreSQL's own comparison, which reads the session's TimeZone.
-    unsafe {
-        if raw == i32::MIN || pg_sys::date_cmp_timestamptz_internal(raw, MIN_TIMESTAMP) < 0 {
-            return Instant::Before;
-        }
-        if raw == i32::MAX || pg_sys::date_cmp_timestamptz_internal(raw, END_TIMESTAMP - 1) > 0 {
-            return Instant::After;
-        }
-    }
-    let tz: TimestampWithTimeZone = d.into();
-    instant(tz)
+    let cmp = |t| unsafe { pg_sys::date_cmp_timestamptz_internal(raw, t) };
+    compared_instant(infinite, cmp, || d.into())
 }
 
 fn side(lower: bool, inclusive: bool) -> Side {
