@@ -12,8 +12,9 @@ use crate::pg::nodes::{cells, is_a, list_of};
 /// NULL time is skipped that the key would not be. A key the decoder refuses makes the original an
 /// ERROR when its row is read and this one only if it is the largest, as with any index. For keys
 /// of a type with `min`/`max` aggregates (bigint: Snowflake keys; PostgreSQL has none for uuid).
-/// Left alone: an aggregate of an outer query, with a FILTER that reads the aggregate's own
-/// arguments (none can: a FILTER reads the query's rows), or inside a larger expression.
+/// A FILTER, DISTINCT or ORDER BY inside the aggregate keeps its meaning (the FILTER reads the
+/// query's rows, as before; the other two change no min or max). Left alone: an aggregate of an
+/// outer query, or one inside a larger expression (`max(created_at) + interval '1 day'`).
 ///
 /// SAFETY: `q` is a Query of the planner's tree.
 pub(super) unsafe fn min_max_by_key(q: *mut pg_sys::Query) {

@@ -118,41 +118,40 @@ unsafe fn with_ranges(
                     visit_query(sub as *mut pg_sys::Query, cx, depth + 1);
                 }
             } else if is_a(c, pg_sys::NodeTag::T_OpExpr) && cx.added < MAX_RANGES {
-                let Some(range) = implied(c as *mut pg_sys::OpExpr, q, cx) else {
-                    kept.push(c);
-                    continue;
-                };
-                // Whether every condition of the range is there now (added, or already in the
-                // query), which an exact range needs to stand for the comparison.
-                let mut whole = true;
-                for bound in range.conditions {
-                    // A range already there is not added again: the query may carry it already
-                    // (Citus sends a shard the conditions its coordinator's hook added; PostgreSQL
-                    // may plan a tree twice). Only a condition on a bound function can be one.
-                    let comparable = comparable.get_or_insert_with(|| {
-                        all.iter()
-                            .copied()
-                            .filter(|&c| compares_with_call(c))
-                            .collect()
-                    });
-                    let there = comparable
-                        .iter()
-                        .chain(added.iter())
-                        .any(|&c| pg_sys::equal(c.cast(), bound.cast()));
-                    if there {
+                if let Some(range) = implied(c as *mut pg_sys::OpExpr, q, cx) {
+                    // Whether every condition of the range is there now (added, or already in
+                    // the query), which an exact range needs to stand for the comparison.
+                    let mut whole = true;
+                    for bound in range.conditions {
+                        // A range already there is not added again: the query may carry it
+                        // already (Citus sends a shard the conditions its coordinator's hook
+                        // added; PostgreSQL may plan a tree twice). Only a condition on a bound
+                        // function can be one.
+                        let comparable = comparable.get_or_insert_with(|| {
+                            all.iter()
+                                .copied()
+                                .filter(|&c| compares_with_call(c))
+                                .collect()
+                        });
+                        let there = comparable
+                            .iter()
+                            .chain(added.iter())
+                            .any(|&c| pg_sys::equal(c.cast(), bound.cast()));
+                        if there {
+                            continue;
+                        }
+                        if cx.added < MAX_RANGES {
+                            added.push(bound);
+                            cx.added += 1;
+                        } else {
+                            whole = false;
+                        }
+                    }
+                    if range.exact && whole {
+                        // Replaced by its range.
                         continue;
                     }
-                    if cx.added < MAX_RANGES {
-                        added.push(bound);
-                        cx.added += 1;
-                    } else {
-                        whole = false;
-                    }
                 }
-                if !(range.exact && whole) {
-                    kept.push(c);
-                }
-                continue;
             }
             kept.push(c);
         }
