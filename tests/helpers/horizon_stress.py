@@ -8,6 +8,13 @@ the standby: "standby_id" with the recipe's read_page_standby, and "standby_cont
 the horizon on the primary but does not wait for the standby's replay. HZ_READERS (names,
 comma-separated) runs only those readers.
 
+With HZ_CRASH_IN_PREPARE=1, one PREPARE TRANSACTION of writer 0 (its first after 5 s) is cut off
+where a crash hurts most: gdb stops its backend after the server saved the prepared transaction
+(PostPrepare_Twophase) and kills it there, so the server restarts with the transaction prepared and
+the client never heard that it was. Every PREPARE that raises still goes to the finisher (which
+takes "no such prepared transaction" as done); what is left prepared at the end is read from
+pg_prepared_xacts (stuck), not from the script's own list.
+
 Usage: horizon_stress.py CONNINFO DURATION [EXAMPLES_DIR]
 """
 
@@ -15,6 +22,7 @@ import os
 
 import json
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -27,13 +35,16 @@ from outbox_relay import HORIZON, HORIZON_UUID, read_page, read_page_standby  # 
 
 CONNINFO, DURATION = sys.argv[1], float(sys.argv[2])
 STANDBY = os.environ.get("HZ_STANDBY")
+CRASH_IN_PREPARE = os.environ.get("HZ_CRASH_IN_PREPARE") == "1"
 WRITERS = 8
-deadline = time.monotonic() + DURATION
+started = time.monotonic()
+deadline = started + DURATION
 lock = threading.Lock()
 stats = {"transactions": 0, "committed": 0, "rolled_back": 0, "savepoints_rolled_back": 0,
          "prepared": 0, "prepared_committed": 0, "prepared_rolled_back": 0, "ids_not_inserted": 0,
-         "errors": 0, "reconnects": 0}
-pending = []  # (due, gid, commit)
+         "errors": 0, "reconnects": 0, "prepare_raised": 0, "prepared_without_reply": 0}
+pending = []  # (due, gid, commit, raised): raised, its PREPARE raised (the server may have saved it)
+crash = {"armed": False, "gid": None, "gdb": ""}
 writers_done = threading.Event()
 final = {}  # set once every write has ended: the largest id and u
 
@@ -69,6 +80,34 @@ def connect(name, until, conninfo=CONNINFO):
             time.sleep(0.2)
 
 
+def arm_crash_in_prepare(conn, gid):
+    """gdb on this connection's backend: at PostPrepare_Twophase (the prepared transaction is in
+    the WAL, flushed; the client has not heard) it kills the backend with SIGKILL. Returns once gdb
+    holds the backend, so the PREPARE sent next runs with the breakpoint in place."""
+    pid = conn.info.backend_pid
+    gdb = subprocess.Popen(["gdb", "-nx", "-batch", "-p", str(pid), "-ex", "break PostPrepare_Twophase",
+                            "-ex", "continue", "-ex", "signal SIGKILL"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    limit = time.monotonic() + 60
+    while time.monotonic() < limit:  # attached: the backend is stopped until gdb has its breakpoint
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                if any(line.startswith("TracerPid:") and line.split()[1] != "0" for line in f):
+                    break
+        except OSError:
+            break
+        time.sleep(0.05)
+
+    def reap():
+        try:
+            crash["gdb"] = gdb.communicate(timeout=120)[0][-2000:]
+        except subprocess.TimeoutExpired:
+            gdb.kill()
+            crash["gdb"] = "gdb had not ended after 120 s"
+    threading.Thread(target=reap, daemon=True).start()
+    crash.update(armed=True, gid=gid)
+
+
 def writer(i):
     rnd = random.Random(i)
     conn = connect(f"hz-writer-{i}", deadline + 60)
@@ -98,10 +137,21 @@ def writer(i):
                 count("rolled_back")
             elif r < 0.16:
                 gid = f"hz-{i}-{n}"
-                conn.execute(f"PREPARE TRANSACTION '{gid}'")
+                due, commit = time.monotonic() + rnd.uniform(1, 4), rnd.random() < 0.8
+                if CRASH_IN_PREPARE and i == 0 and not crash["armed"] and time.monotonic() > started + 5:
+                    arm_crash_in_prepare(conn, gid)
+                try:
+                    conn.execute(f"PREPARE TRANSACTION '{gid}'")
+                except psycopg.Error:
+                    # Saved or not, the client cannot tell: the finisher ends it, or learns that
+                    # there is nothing to end.
+                    count("prepare_raised")
+                    with lock:
+                        pending.append((due, gid, commit, True))
+                    raise
                 count("prepared")
                 with lock:
-                    pending.append((time.monotonic() + rnd.uniform(1, 4), gid, rnd.random() < 0.8))
+                    pending.append((due, gid, commit, False))
             else:
                 conn.execute("COMMIT")
                 count("committed")
@@ -130,10 +180,12 @@ def finisher():
         with lock:
             due = [p for p in pending if done_writing or p[0] <= time.monotonic()]
         for p in due:
-            _, gid, commit = p
+            _, gid, commit, raised = p
             try:
                 conn.execute(f"{'COMMIT' if commit else 'ROLLBACK'} PREPARED '{gid}'")
                 count("prepared_committed" if commit else "prepared_rolled_back")
+                if raised:
+                    count("prepared_without_reply")
                 with lock:
                     pending.remove(p)
             except psycopg.errors.UndefinedObject:
@@ -229,9 +281,12 @@ for t in threads:
     t.join()
 writers_done.set()
 fin.join()
-with lock:  # what the finisher could not end (its last error is in error_texts)
-    stats["stuck"] = [gid for _, gid, _ in pending]
 conn = connect("hz-check", time.monotonic() + 120)
+# What is still prepared, as the server has it (the finisher's last error is in error_texts).
+stats["stuck"] = [r[0] for r in conn.execute("SELECT gid FROM pg_prepared_xacts ORDER BY gid")]
+if CRASH_IN_PREPARE:
+    stats["crash_in_prepare"] = {"gid": crash["gid"], "gdb_said_breakpoint": "Breakpoint 1, " in crash["gdb"],
+                                 "gdb": crash["gdb"][-300:]}
 ids = [r[0] for r in conn.execute("SELECT id FROM outbox ORDER BY id")]
 us = [r[0] for r in conn.execute("SELECT u FROM outbox ORDER BY u")]
 with lock:
