@@ -71,7 +71,17 @@ phase "3. the replacement's clock behind"
 behind=$((120 - ahead + 15))
 echo "    the replacement's clock is $behind s behind"
 replacement "-${behind}s"
+# Its clock 180 s before the dead node's last ID, held still there while it takes the remedy in
+# its own clock's form (libfaketime's absolute form, in this machine's time zone as the
+# server's): clock_timestamp() + max_drift is then exactly 60 s before that ID, inside the dead
+# node's last ~96 s of IDs, however long the machine took to get here. Then the clock runs on from
+# there (its IDs need the next tick): they repeat the dead node's unless it ran a minute first.
+# (The clock running "-N s" behind from the start left it to the load: on a slow machine the
+# seconds between the phases carried it past the dead node's last ID, and 0 of 2,000 repeated.)
+last_s=$(q $R "SELECT floor(extract(epoch FROM id_timestamp($dead_max)))::bigint")
+date -d "@$((last_s - 180))" '+%Y-%m-%d %H:%M:%S' | as_pg tee "$CLOCK" >/dev/null
 q $R "SELECT idgen.snowflake_start_after(clock_timestamp() + interval '120 s')" >/dev/null
+echo "-$(($(date +%s) - (last_s - 180)))s" | as_pg tee "$CLOCK" >/dev/null
 repeats=$(q $R "SELECT count(*) FROM snowflake_next_batch(2000) n JOIN old o ON o.id = n")
 echo "    $repeats of 2,000 IDs repeat the dead node's"
 check "its own clock_timestamp() + max_drift falls short: it repeats the dead node's IDs" test "$repeats" -gt 0
