@@ -373,6 +373,78 @@ mod tests {
         }
     }
 
+    /// Ten million values per form (the volume tests/system/public_ids.sh used to send through
+    /// SQL, five minutes there): each comes back, stays in its form's range (JavaScript-safe
+    /// numbers; version 4 UUIDs; text of one length), and distinct inputs give distinct outputs.
+    /// Ignored by plain `cargo test` (a minute in a debug build); the test command runs it in a
+    /// release build (`--include-ignored`), on both cores.
+    #[test]
+    #[ignore]
+    fn ten_million_round_trips_per_form() {
+        const N: u64 = 10_000_000;
+        let k = key("inv", 3);
+        let halves: Vec<[Vec<u128>; 5]> = std::thread::scope(|s| {
+            let k = &k;
+            let parts: Vec<_> = (0..2u64)
+                .map(|part| {
+                    s.spawn(move || {
+                        let mut r = Rng(0x9E37_79B9_7F4A_7C15 ^ (part + 1));
+                        let mut out: [Vec<u128>; 5] = Default::default();
+                        for _ in 0..N / 2 {
+                            let x = r.next() as i64;
+                            let e = k.encrypt_id(x);
+                            assert_eq!(k.decrypt_id(e), x);
+                            out[0].push(e as u64 as u128);
+                            let j = x & JS_SAFE_MAX;
+                            let e = k.encrypt_js_safe(j).unwrap();
+                            assert!((0..=JS_SAFE_MAX).contains(&e), "{e}");
+                            assert_eq!(k.decrypt_js_safe(e).unwrap(), j);
+                            out[1].push(e as u128);
+                            let u = r.uuid7();
+                            let e = k.encrypt_uuid(u).unwrap();
+                            assert_eq!(uuid_version(e), Some(4));
+                            assert_eq!((e >> 62) & 3, 2, "the RFC variant");
+                            assert_eq!(k.decrypt_uuid(e).unwrap(), u);
+                            out[2].push(e);
+                            let t = k.id_to_text(x);
+                            assert_eq!(t.len(), 4 + 2 + ID_CHARS, "{t}");
+                            assert_eq!(k.text_to_id(&parse_text(&t).unwrap()).unwrap(), x);
+                            let t = k.uuid_to_text(u).unwrap();
+                            assert_eq!(t.len(), 4 + 2 + UUID_CHARS, "{t}");
+                            assert_eq!(k.text_to_uuid(&parse_text(&t).unwrap()).unwrap(), u);
+                            // Inputs, to count the distinct ones (the generator may repeat).
+                            out[3].push(x as u64 as u128);
+                            out[4].push(u);
+                        }
+                        out
+                    })
+                })
+                .collect();
+            parts.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let distinct = |i: usize| {
+            let mut v: Vec<u128> = halves.iter().flat_map(|h| h[i].iter().copied()).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        let (ids, uuids) = (distinct(3), distinct(4));
+        assert!(ids > 9_999_000 && uuids > 9_999_000, "{ids} {uuids}");
+        assert_eq!(distinct(0), ids, "distinct bigints, distinct outputs");
+        assert_eq!(distinct(2), uuids, "distinct UUIDs, distinct outputs");
+        // The JavaScript-safe inputs are the bigints' low 53 bits: as many distinct outputs as those.
+        let js_in = {
+            let mut v: Vec<u128> = halves
+                .iter()
+                .flat_map(|h| h[3].iter().map(|&x| x & JS_SAFE_MAX as u128))
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        assert_eq!(distinct(1), js_in);
+    }
+
     #[test]
     fn refusals() {
         let k = key("inv", 1);
