@@ -2,7 +2,8 @@
 # The test command: every layer, then one summary line.
 #   1. formatting and lints          (cargo fmt --check, cargo clippy; on PostgreSQL 15 only)
 #   2. the core crate's tests (cargo test -p pg_idgen_core; on PostgreSQL 15 only), and the
-#      #[pg_test]s (cargo pgrx test, as the postgres user)
+#      #[pg_test]s (cargo pgrx test, as the postgres user, in a copy of the PostgreSQL under test:
+#      private_tree in tests/helpers/pg_versions.sh)
 #   3. golden SQL tests              (pg_regress against a cluster started here)
 #   4. system tests                  (tests/system/*.sh: many sessions, clock steps, kill -9, ...)
 # PG=16, 17 or 18 runs it against that PostgreSQL (tests/helpers/pg_versions.sh); SYSTEM_TESTS="a b" runs
@@ -81,8 +82,14 @@ if [ "$PG" = 15 ]; then
 fi
 
 $SUDO mkdir -p "$WORK" && $SUDO chown postgres "$WORK"
+# cargo pgrx test copies its build over the library of the PostgreSQL it is given: given the one
+# the system tests (or anything else on this machine) run, it changes the code under running
+# servers, which crash. It gets a copy of that PostgreSQL of its own (private_tree).
+stage="setup: a copy of PostgreSQL $PG for the #[pg_test]s (private_tree)"
+test_config=$(private_tree "$PG" "$PG_CONFIG")
+test_home=$(pgrx_home_for "$PG" "$test_config" "private-$PG")
 stage="#[pg_test]s"
-cargo_tests "#[pg_test]s" cargo pgrx test "pg$PG" --runas postgres --pgdata "$WORK/pgrx-test-$PG"
+cargo_tests "#[pg_test]s" env PGRX_HOME="$test_home" cargo pgrx test "pg$PG" --runas postgres --pgdata "$WORK/pgrx-test-$PG"
 
 stage="setup: building and installing pg_idgen for PostgreSQL $PG"
 install_extension
