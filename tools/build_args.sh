@@ -12,4 +12,5 @@ done
 [ -n "$PG_CONFIG" ] || { echo "$0: --pg-config PATH is needed (make image PG=N gives it)" >&2; exit 2; }
 export PGRX_HOME=${PGRX_HOME:-$PWD/pgrx-config}
 major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+use_target_dir_for "$major"  # (tools/rust_toolchain.sh: target/pgMAJOR)
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)

@@ -35,6 +35,7 @@ if [ -z "$from" ]; then
     15 | 16 | 17 | 18 | 19) ;;
     *) echo "$0: PostgreSQL ${major:-?} is not supported (15 to 19 are)" >&2; exit 2 ;;
   esac
+  use_target_dir_for "$major"
   cargo pgrx package "${profile[@]}" --pg-config "$PG_CONFIG" --no-default-features --features "pg$major" \
     --out-dir "$from" >&2
 fi

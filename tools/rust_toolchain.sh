@@ -10,6 +10,7 @@
 # repository: a newer default toolchain is simply used.
 #
 #   use_new_enough_rust       returns 0 (RUSTUP_TOOLCHAIN exported if needed) or 1 (said why)
+#   use_target_dir_for MAJOR  builds for that PostgreSQL in target/pgMAJOR (CARGO_TARGET_DIR)
 #   bash tools/rust_toolchain.sh    prints the choice (what a build started here would use)
 
 # rustc_version [TOOLCHAIN]: X.Y.Z of rustc (of that rustup toolchain), or nothing.
@@ -59,6 +60,17 @@ use_new_enough_rust() {
     fi
   } >&2
   return 1
+}
+
+# use_target_dir_for MAJOR: cargo builds for PostgreSQL MAJOR in a target directory of their own,
+# target/pgMAJOR (under IDGEN_TARGET_ROOT when set), exported as CARGO_TARGET_DIR. The library is
+# one file whatever major it was built for, so in one directory a build for another major replaced
+# it and the next build for this one started over; apart, a second build of a major is a no-op
+# (the test layers, the system tests that install two majors, the package and the image).
+use_target_dir_for() {
+  local repo
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  export CARGO_TARGET_DIR="${IDGEN_TARGET_ROOT:-$repo/target}/pg$1"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
