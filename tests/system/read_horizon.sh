@@ -30,9 +30,10 @@
 #   - REPEATABLE READ refuses to take it (25001); a layout under clock_policy rollback_flag too.
 # Every statement after the run has a lock_timeout: a prepared transaction left holding the table
 # is a failed check, never a hang. (Control, run by hand: with the harness handing the finisher
-# only the PREPAREs that returned, as it did, the crash inside PREPARE left 'hz-0-N' in
-# pg_prepared_xacts, "none stuck" failed, and the TRUNCATE before the standby part, which used to
-# wait forever, failed with 55P03.)
+# only the PREPAREs that returned, as it did, the crash inside PREPARE left 'hz-0-33' in
+# pg_prepared_xacts, holding the horizon: 5 checks failed (that gid not ended, "none left", the
+# three readers, which stopped 114,476 rows short at the held horizon), and the script went on to
+# its end, where it used to wait for the TRUNCATE's lock forever.)
 # (Control, run by hand: with node/horizon.rs's `publish` storing nothing, the three readers of
 # the recipe missed 71,693, 71,972 and 71,577 of 121,939 rows, as the control reader (75,909);
 # the holders checks failed too.)
