@@ -82,14 +82,8 @@ if [ "$PG" = 15 ]; then
 fi
 
 $SUDO mkdir -p "$WORK" && $SUDO chown postgres "$WORK"
-# cargo pgrx test copies its build over the library of the PostgreSQL it is given: given the one
-# the system tests (or anything else on this machine) run, it changes the code under running
-# servers, which crash. It gets a copy of that PostgreSQL of its own (private_tree).
-stage="setup: a copy of PostgreSQL $PG for the #[pg_test]s (private_tree)"
-test_config=$(private_tree "$PG" "$PG_CONFIG")
-test_home=$(pgrx_home_for "$PG" "$test_config" "private-$PG")
 stage="#[pg_test]s"
-cargo_tests "#[pg_test]s" env PGRX_HOME="$test_home" cargo pgrx test "pg$PG" --runas postgres --pgdata "$WORK/pgrx-test-$PG"
+cargo_tests "#[pg_test]s" pg_tests  # (in a copy of this PostgreSQL: lib.sh)
 
 stage="setup: building and installing pg_idgen for PostgreSQL $PG"
 install_extension
