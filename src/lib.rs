@@ -73,12 +73,3 @@ extension_sql!(
     bootstrap
 );
 extension_sql_file!("../sql/install/finalize.sql", name = "finalize", finalize);
-
-#[cfg(test)]
-pub mod pg_test {
-    pub fn setup(_options: Vec<&str>) {}
-
-    pub fn postgresql_conf_options() -> Vec<&'static str> {
-        vec!["shared_preload_libraries = 'pg_idgen'"]
-    }
-}

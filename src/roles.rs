@@ -14,7 +14,7 @@ const CLIENT: &[&str] = &[
 ];
 
 /// Objects in `idgen` that only `idgen_admin` may use (or change, for `node_origins`, which
-/// everyone reads, and to which a database's owner adds rows). The pg_test below checks this list against the catalog. (The functions behind
+/// everyone reads, and to which a database's owner adds rows). tests/pg_regress/sql/roles.sql checks this list against the catalog (each object refused with its hint). (The functions behind
 /// the views and tables live in `idgen_internal` and are not called by users.)
 const ADMIN: &[&str] = &[
     // functions
@@ -88,83 +88,4 @@ fn hint_for(object: &str) -> Option<String> {
     Some(format!(
         "pg_idgen's idgen.{object} is for members of {members}: a superuser grants it with GRANT {role} TO <role>."
     ))
-}
-
-#[cfg(any(test, feature = "pg_test"))]
-#[pgrx::pg_schema]
-mod tests {
-    use super::{hint_for, role_for};
-    use pgrx::prelude::*;
-
-    /// Every object of the schema that PUBLIC may not use is in exactly the list of the role that
-    /// may, so no privilege error about one goes without its hint, and no hint names a wrong role.
-    #[pg_test]
-    fn the_lists_match_the_grants() {
-        let rows: Vec<(String, bool, bool, bool)> = Spi::connect(|c| {
-            c.select(
-                "SELECT p.proname::text,
-                        has_function_privilege('public', p.oid, 'EXECUTE'),
-                        has_function_privilege('idgen_client', p.oid, 'EXECUTE'),
-                        has_function_privilege('idgen_admin', p.oid, 'EXECUTE')
-                   FROM pg_proc p WHERE p.pronamespace = 'idgen'::regnamespace
-                 UNION ALL
-                 SELECT c.relname::text,
-                        -- a view is used by reading it, a table by changing it too (everyone
-                        -- may add rows to node_origins, through its trigger's check; only
-                        -- idgen_admin deletes them)
-                        has_table_privilege('public', c.oid, 'SELECT')
-                          AND (c.relkind = 'v' OR has_table_privilege('public', c.oid, 'DELETE')),
-                        has_table_privilege('idgen_client', c.oid, 'SELECT')
-                          AND (c.relkind = 'v' OR has_table_privilege('idgen_client', c.oid, 'DELETE')),
-                        has_table_privilege('idgen_admin', c.oid, 'SELECT')
-                          AND (c.relkind = 'v' OR has_table_privilege('idgen_admin', c.oid, 'DELETE'))
-                   FROM pg_class c
-                  WHERE c.relnamespace = 'idgen'::regnamespace AND c.relkind IN ('r', 'v')",
-                None,
-                &[],
-            )
-            .unwrap()
-            .map(|r| {
-                (
-                    r.get::<String>(1).unwrap().unwrap(),
-                    r.get::<bool>(2).unwrap().unwrap(),
-                    r.get::<bool>(3).unwrap().unwrap(),
-                    r.get::<bool>(4).unwrap().unwrap(),
-                )
-            })
-            .collect()
-        });
-        assert!(rows.len() > 15, "{rows:?}");
-        for (name, public, client, admin) in rows {
-            let expected = if public {
-                None
-            } else if client {
-                Some("idgen_client")
-            } else {
-                Some("idgen_admin")
-            };
-            assert!(admin, "idgen_admin may not use idgen.{name}");
-            assert_eq!(role_for(&name), expected, "idgen.{name}");
-            assert_eq!(
-                hint_for(&name).is_some(),
-                expected.is_some(),
-                "idgen.{name}"
-            );
-        }
-    }
-
-    #[pg_test]
-    fn hints_name_the_role() {
-        assert_eq!(
-            hint_for("segment_create").as_deref(),
-            Some("pg_idgen's idgen.segment_create is for members of idgen_admin: a superuser grants it with GRANT idgen_admin TO <role>.")
-        );
-        assert!(hint_for("worker_acquire")
-            .unwrap()
-            .contains("GRANT idgen_client TO"));
-        assert_eq!(hint_for("my_own_table"), None);
-        assert!(hint_for("worker_leases")
-            .unwrap()
-            .contains("GRANT pg_monitor TO <role>"));
-    }
 }

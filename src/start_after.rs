@@ -82,39 +82,3 @@ extension_sql_file!(
     name = "node_origins",
     requires = [idgen::node_system_identifier],
 );
-
-#[cfg(any(test, feature = "pg_test"))]
-#[pg_schema]
-mod tests {
-    use pgrx::prelude::*;
-
-    #[pg_test]
-    fn start_after_moves_the_next_ids_past_the_instant() {
-        let ts = Spi::get_one::<String>("SELECT (clock_timestamp() + interval '2 s')::text")
-            .unwrap()
-            .unwrap();
-        let starts = Spi::get_one::<bool>(&format!(
-            "SELECT idgen.snowflake_start_after('{ts}') > '{ts}'"
-        ))
-        .unwrap();
-        let sf = Spi::get_one::<bool>(&format!("SELECT id_timestamp(snowflake_next()) > '{ts}'"))
-            .unwrap();
-        let msg = Spi::get_one::<bool>(&format!(
-            "SELECT m.ts > '{ts}' FROM msgid_decode(msgid_next(1, 'x')) m"
-        ))
-        .unwrap();
-        assert_eq!((starts, sf, msg), (Some(true), Some(true), Some(true)));
-        let durable = Spi::get_one::<bool>(
-            "SELECT persisted_mark > clock_timestamp() + interval '1 s' FROM idgen.status",
-        )
-        .unwrap();
-        assert_eq!(durable, Some(true));
-    }
-
-    #[pg_test(
-        error = "idgen.snowflake_start_after: 2100-01-01 00:00:00.000 UTC is more than idgen.max_drift (60000 ms) and an hour ahead of the clock"
-    )]
-    fn start_after_refuses_the_far_future() {
-        Spi::run("SELECT idgen.snowflake_start_after('2100-01-01 UTC')").unwrap();
-    }
-}

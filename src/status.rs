@@ -328,37 +328,3 @@ extension_sql_file!(
         idgen_internal::refusal_counts
     ],
 );
-
-#[cfg(any(test, feature = "pg_test"))]
-#[pg_schema]
-mod tests {
-    use pgrx::prelude::*;
-
-    /// Each stream counts its own IDs (other tests may run at once: at least, not exactly), and its
-    /// mark covers its last tick.
-    #[pg_test]
-    fn streams_show_each_clock_stream() {
-        let issued = |stream: &str| {
-            Spi::get_one::<i64>(&format!(
-                "SELECT ids_issued FROM idgen.streams WHERE stream = '{stream}'"
-            ))
-            .unwrap()
-            .unwrap()
-        };
-        let before = (issued("msgid"), issued("uuidv7"));
-        Spi::run("SELECT uuidv7_next(), ulid_next() FROM generate_series(1, 5)").unwrap();
-        Spi::run("SELECT msgid_next(1, 'x') FROM generate_series(1, 3)").unwrap();
-        let after = (issued("msgid"), issued("uuidv7"));
-        assert!(after.0 >= before.0 + 3 && after.1 >= before.1 + 10);
-        let rows = Spi::get_one::<String>(
-            "SELECT string_agg(stream || ':' || ids_per_second, ',')
-               FROM idgen.streams
-              WHERE last_tick_time IS NULL OR reserved_until > last_tick_time",
-        )
-        .unwrap();
-        assert_eq!(
-            rows.as_deref(),
-            Some("snowflake:4096000,msgid:4096000,uuidv7:32768000")
-        );
-    }
-}

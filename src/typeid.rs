@@ -96,35 +96,3 @@ fn typeid_next(prefix: Option<&str>) -> String {
     let counter = take::uuidv7(1).first;
     encode(prefix, &uuid7::compose(counter, strong_random::next_u64()))
 }
-
-#[cfg(any(test, feature = "pg_test"))]
-#[pg_schema]
-mod tests {
-    use pgrx::prelude::*;
-
-    #[pg_test]
-    fn typeid_next_is_a_uuidv7_of_the_node_in_order() {
-        let ok = Spi::get_one::<bool>(
-            "WITH t AS (SELECT typeid_next('user') AS t FROM generate_series(1, 1000) g)
-             SELECT bool_and(typeid_prefix(t) = 'user' AND uuidv7_timestamp(typeid_to_uuid(t, 'user')) IS NOT NULL)
-                    AND count(DISTINCT t) = 1000
-               FROM t",
-        )
-        .unwrap();
-        assert_eq!(ok, Some(true));
-    }
-
-    #[pg_test(
-        error = "\"order_01h455vb4pex5vsknk084sn02q\" is a TypeID of type \"order\", not \"user\""
-    )]
-    fn another_type_is_refused() {
-        Spi::run("SELECT typeid_to_uuid('order_01h455vb4pex5vsknk084sn02q', 'user')").unwrap();
-    }
-
-    #[pg_test(
-        error = "\"User\" cannot be a TypeID's prefix: its prefix has 'U' at position 1; a prefix holds only a-z and _"
-    )]
-    fn a_bad_prefix_takes_nothing() {
-        Spi::run("SELECT typeid_next('User')").unwrap();
-    }
-}

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
 use pgrx::pg_sys;
 
 use crate::pg::errors::{not_ready, IdError};
-use crate::pg::shared_text::SharedText;
 use pg_idgen_core::lease::LeaseFault;
+use pg_idgen_core::shared_text::SharedText;
 
 /// What the keeper is doing, for `idgen.worker_status`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

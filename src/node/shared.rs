@@ -7,8 +7,8 @@ use std::ptr::null_mut;
 
 use pgrx::pg_sys;
 
-use crate::pg::shared_text::SharedText;
 use pg_idgen_core::generator::GeneratorState;
+use pg_idgen_core::shared_text::SharedText;
 
 /// Everything the node's processes share.
 #[repr(C)]

@@ -11,7 +11,6 @@ pub mod nodes;
 pub mod planner_hook;
 pub mod privilege_hint;
 pub mod recovery;
-pub mod shared_text;
 pub mod shmem;
 pub mod spi_read;
 pub mod strong_random;

@@ -20,6 +20,7 @@ use pgrx::PgSqlErrorCode;
 
 use crate::pg::backend_local::BackendLocal;
 use crate::pg::nodes::cells;
+use pg_idgen_core::privilege_message::{about_relation, object_of};
 
 /// Given the name of the object a privilege error is about (the last word of its message, as
 /// PostgreSQL writes it: `permission denied for function segment_create`), the hint to add.
@@ -134,21 +135,6 @@ unsafe extern "C-unwind" fn after_parse(
     }
 }
 
-/// Whether a privilege error's message is about a table or view (`permission denied for table
-/// x`, `... for view x`, `... for materialized view x`), whose name alone does not say whose.
-fn about_relation(message: &str) -> bool {
-    let mut words = message.trim_end().rsplit(' ');
-    words.next();
-    matches!(words.next(), Some("table" | "view"))
-}
-
-/// The object a privilege error names: the last word of its message, without quotes.
-pub fn object_of(message: &str) -> Option<&str> {
-    let last = message.trim_end().rsplit(' ').next()?;
-    let name = last.trim_matches('"');
-    (!name.is_empty()).then_some(name)
-}
-
 // No #[pg_guard]: an ERROR raised from inside error reporting would recurse. Nothing here raises
 // one: a panic is caught and the report goes on unchanged.
 unsafe extern "C-unwind" fn emit_log(edata: *mut pg_sys::ErrorData) {
@@ -182,40 +168,5 @@ unsafe extern "C-unwind" fn emit_log(edata: *mut pg_sys::ErrorData) {
         if let Some(prev) = PREV {
             prev(edata);
         }
-    }
-}
-
-#[cfg(any(test, feature = "pg_test"))]
-#[pgrx::pg_schema]
-mod tests {
-    use super::{about_relation, object_of};
-    use pgrx::prelude::*;
-
-    #[pg_test]
-    fn object_of_takes_the_last_word() {
-        assert_eq!(
-            object_of("permission denied for function segment_create"),
-            Some("segment_create")
-        );
-        assert_eq!(
-            object_of("permission denied for view \"Odd Name\""),
-            Some("Name")
-        );
-        assert_eq!(
-            object_of("permission denied for table segments "),
-            Some("segments")
-        );
-        assert_eq!(object_of(""), None);
-    }
-
-    #[pg_test]
-    fn tables_and_views_are_told_from_functions() {
-        assert!(about_relation("permission denied for table segments"));
-        assert!(about_relation("permission denied for view worker_leases"));
-        assert!(about_relation("permission denied for materialized view m"));
-        assert!(!about_relation(
-            "permission denied for function segment_create"
-        ));
-        assert!(!about_relation("permission denied for sequence s"));
     }
 }

@@ -90,14 +90,3 @@ pub fn ms_of_ts(ts: TimestampWithTimeZone) -> Result<i64, IdError> {
     let us: i64 = ts.into();
     Ok(us.div_euclid(1000) + PG_EPOCH_MS)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_clocks_agree() {
-        let (us, ms) = (now_us(), now_ms());
-        assert!((ms - us / 1000).abs() <= 1000, "{ms} {us}");
-    }
-}

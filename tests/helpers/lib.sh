@@ -76,17 +76,6 @@ install_for() {
   "$config" --bindir
 }
 
-# pg_tests [TEST...]: the #[pg_test] layer (cargo pgrx test, as the postgres user; those TESTs
-# only when named), in a copy of the PostgreSQL under test (private_tree): cargo pgrx test copies
-# its build over the library of the PostgreSQL it is given, which would change the code under the
-# servers running from it (the system tests', or anything else on this machine), and they crash.
-pg_tests() {
-  local config home
-  config=$(private_tree "$PG" "$PG_CONFIG") || return
-  home=$(pgrx_home_for "$PG" "$config" "private-$PG") || return
-  (cd "$REPO" && PGRX_HOME=$home cargo pgrx test "pg$PG" --runas postgres --pgdata "$WORK/pgrx-test-$PG" "$@")
-}
-
 as_pg() { runuser -u postgres -- "$@"; }
 
 # run_golden PORT: the pg_regress golden files (tests/pg_regress) against the server on PORT, with

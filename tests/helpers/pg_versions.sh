@@ -83,39 +83,6 @@ PY
   echo "$dir/$inner/bin/pg_config"
 }
 
-# private_tree MAJOR PG_CONFIG: a copy of that PostgreSQL (its programs, libraries, shared files
-# and headers) under $PG_VERSIONS_DIR/private-MAJOR, for the layer that installs pg_idgen by
-# copying its library over the installed one (cargo pgrx test): a server running from the real
-# tree (the system's PostgreSQL 15 serving anything, or a system test) keeps the library it has
-# mapped, which a copy over it would change under it (a crash). Copied again when the server
-# program differs from the real one's (an upgraded package). Prints the copy's pg_config, whose
-# paths follow it (PostgreSQL finds its files relative to its programs).
-private_tree() {
-  local major=$1 config=$2 dest bindir root d
-  versions_dir_ready
-  dest="$PG_VERSIONS_DIR/private-$major"
-  bindir=$("$config" --bindir)
-  # The tree fetched here (16 to 19) is one directory; the system's (15) is four of Debian's.
-  root="$PG_VERSIONS_DIR/pg$major"
-  case $bindir in "$root"/*) ;; *) root="" ;; esac
-  if ! cmp -s "$bindir/postgres" "$dest${bindir#"$root"}/postgres"; then
-    echo "==> copying PostgreSQL $major into $dest (for the #[pg_test] layer, once)" >&2
-    $SUDO rm -rf "$dest.tmp"
-    if [ -n "$root" ]; then
-      $SUDO cp -a "$root" "$dest.tmp"
-    else
-      for d in "$(dirname "$bindir")" "$("$config" --sharedir)" "$("$config" --includedir)" \
-               "$("$config" --includedir-server)"; do
-        [ -e "$dest.tmp$d" ] && continue
-        $SUDO mkdir -p "$(dirname "$dest.tmp$d")"
-        $SUDO cp -a "$d" "$dest.tmp$d"
-      done
-    fi
-    $SUDO rm -rf "$dest" && $SUDO mv "$dest.tmp" "$dest"
-  fi
-  echo "$dest${config#"$root"}"
-}
-
 # debian_mirror: the Debian mirror this machine's apt uses (deb.debian.org when none is found).
 debian_mirror() {
   local mirror

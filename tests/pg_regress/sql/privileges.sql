@@ -6,7 +6,7 @@ CREATE ROLE idgen_test_app LOGIN IN ROLE idgen_client;
 CREATE ROLE idgen_test_admin LOGIN IN ROLE idgen_admin;
 SELECT idgen.segment_create('priv');
 
--- A plain role makes and decodes IDs, and reads how the node makes them.
+-- check: A plain role makes and decodes IDs, and reads how the node makes them.
 SET ROLE idgen_test_plain;
 SELECT snowflake_next() > 0 AS snowflake, segment_next('priv') AS segment,
        length(msgid_next(1, 'x')) AS msgid_length, id_to_text(1) AS text_form;
@@ -15,7 +15,7 @@ SELECT count(*) > 5 AS layouts FROM idgen.layouts;
 SELECT worker_id_source FROM idgen.status;
 SELECT source FROM idgen.worker_status;
 
--- ... but cannot change any idgen.* setting, by any means.
+-- check: ... but cannot change any idgen.* setting, by any means.
 \set VERBOSITY sqlstate
 CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
@@ -30,7 +30,7 @@ SELECT name, context, pg_temp.try(format('SET %s = %L', name, setting)) AS "SET"
   FROM pg_settings WHERE name LIKE 'idgen.%' ORDER BY name;
 ALTER SYSTEM SET idgen.max_drift = '1s';
 
--- ... nor write the idgen tables.
+-- check: ... nor write the idgen tables.
 SELECT t, pg_temp.try(format('INSERT INTO %s DEFAULT VALUES', t)) AS ins,
        pg_temp.try(format('UPDATE %s SET %s = %s', t, c, c)) AS upd,
        pg_temp.try(format('DELETE FROM %s', t)) AS del,
@@ -38,7 +38,7 @@ SELECT t, pg_temp.try(format('INSERT INTO %s DEFAULT VALUES', t)) AS ins,
        pg_temp.try(format('SELECT * FROM %s', t)) AS sel
   FROM unnest(ARRAY['idgen.segments', 'idgen.segments_retired', 'idgen.workers'], ARRAY['max_id', 'max_id', 'worker_id']) u(t, c);
 
--- ... nor call an administration function, nor read the admin views.
+-- check: ... nor call an administration function, nor read the admin views.
 SELECT f, pg_temp.try('SELECT ' || f) AS result FROM unnest(ARRAY[
     $$idgen.segment_create('x')$$, $$idgen.segment_alter('priv', 10)$$, $$idgen.segment_drop('priv')$$,
     $$idgen.segment_alloc('priv')$$, $$idgen_internal.segment_cache()$$,
@@ -47,7 +47,7 @@ SELECT f, pg_temp.try('SELECT ' || f) AS result FROM unnest(ARRAY[
     $$count(*) FROM idgen.segment_status$$, $$count(*) FROM idgen.worker_leases$$]) f;
 RESET ROLE;
 
--- An application role in idgen_client leases worker ids and takes whole ranges, nothing more.
+-- check: An application role in idgen_client leases worker ids and takes whole ranges, nothing more.
 SET ROLE idgen_test_app;
 SELECT worker_id, lease > 0 AS has_lease FROM idgen.worker_acquire('app-1');
 SELECT worker_id AS app_worker, lease AS app_lease FROM idgen.worker_acquire('app-2') \gset
@@ -62,7 +62,7 @@ SELECT pg_temp.try($$SELECT idgen.segment_create('x')$$) AS segment_create,
        pg_temp.try($$SELECT * FROM idgen.worker_leases$$) AS read_leases;
 RESET ROLE;
 
--- An administrator (not a superuser) does everything in idgen.
+-- check: An administrator (not a superuser) does everything in idgen.
 SET ROLE idgen_test_admin;
 SELECT idgen.segment_create('admin-made', step => 5);
 SELECT idgen.segment_alter('admin-made', 7);
@@ -75,7 +75,7 @@ SELECT biz_type, max_id >= 7 AS remembered FROM idgen.segments_retired WHERE biz
 SELECT pg_temp.try($$SET idgen.segment_wait_timeout = '1s'$$) AS admin_sets_wait_timeout;
 RESET ROLE;
 
--- A superuser may let a role change the one per-session setting.
+-- check: A superuser may let a role change the one per-session setting.
 GRANT SET ON PARAMETER idgen.segment_wait_timeout TO idgen_test_app;
 SET ROLE idgen_test_app;
 SET idgen.segment_wait_timeout = '2s';
@@ -85,7 +85,7 @@ RESET idgen.segment_wait_timeout;
 REVOKE SET ON PARAMETER idgen.segment_wait_timeout FROM idgen_test_app;
 \set VERBOSITY default
 
--- Every SECURITY DEFINER function of the extension pins its search_path.
+-- check: Every SECURITY DEFINER function of the extension pins its search_path.
 SELECT p.oid::regprocedure AS security_definer_function,
        EXISTS (SELECT 1 FROM unnest(p.proconfig) c WHERE c LIKE 'search_path=%') AS pins_search_path
   FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
@@ -93,7 +93,7 @@ SELECT p.oid::regprocedure AS security_definer_function,
    AND d.deptype = 'e' AND d.classid = 'pg_proc'::regclass AND p.prosecdef
  ORDER BY p.oid::regprocedure::text;
 
--- What PUBLIC may execute in schemas idgen and idgen_internal: the functions behind the status
+-- check: What PUBLIC may execute in schemas idgen and idgen_internal: the functions behind the status
 -- views, the read horizons, and the conversion of a key column (SECURITY INVOKER: ALTER TABLE's
 -- own checks decide what a caller may change); nothing else.
 SELECT p.oid::regprocedure AS public_function
@@ -101,7 +101,7 @@ SELECT p.oid::regprocedure AS public_function
    AND has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
  ORDER BY p.oid::regprocedure::text;
 
--- In the extension's own schema PUBLIC may execute every function but the backfills (IDs at a
+-- check: In the extension's own schema PUBLIC may execute every function but the backfills (IDs at a
 -- past time use up the node's backfill counters: idgen_admin, and the roles it grants them to).
 SELECT p.oid::regprocedure AS not_for_public
   FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
@@ -111,7 +111,7 @@ SELECT p.oid::regprocedure AS not_for_public
    AND NOT has_function_privilege('idgen_test_plain', p.oid, 'EXECUTE')
  ORDER BY p.oid::regprocedure::text;
 
--- A refusal names the role to grant (PostgreSQL raises it before pg_idgen's code runs; the hint
+-- check: A refusal names the role to grant (PostgreSQL raises it before pg_idgen's code runs; the hint
 -- is added on its way to the client). A table or view gets it only if it is pg_idgen's: a user's
 -- own tables called workers or segments get none, nor do other privilege errors.
 SET ROLE idgen_test_plain;
@@ -138,7 +138,7 @@ RESET ROLE;
 DROP TABLE priv_own, public.workers;
 DROP SCHEMA app CASCADE;
 
--- Monitoring roles (pg_monitor) read every status view, and of idgen.worker_leases every column
+-- check: Monitoring roles (pg_monitor) read every status view, and of idgen.worker_leases every column
 -- but the lease numbers, a holder's proof; they change nothing.
 CREATE ROLE idgen_test_monitor IN ROLE pg_monitor;
 SET ROLE idgen_test_monitor;

@@ -5,7 +5,7 @@ SELECT idgen.segment_create('order');
 SELECT idgen.segment_create('odd', 0, 10, 2, 1, 'odd IDs: database 1 of 2');
 SELECT idgen.segment_create('even', 0, 10, 2, 0, 'even IDs: database 2 of 2');
 
--- Tinyid: the first ID of a type created at 0 is 1; delta 2 splits odd and even.
+-- check: Tinyid: the first ID of a type created at 0 is 1; delta 2 splits odd and even.
 SELECT segment_next('order') AS first_order_id;
 SELECT segment_next('odd') AS odd1, segment_next('odd') AS odd2,
        segment_next('even') AS even1, segment_next('even') AS even2;
@@ -14,13 +14,13 @@ SELECT array_agg(x ORDER BY x) FROM segment_next_batch('odd', 12) x;
 SELECT count(*) AS ids, count(DISTINCT x) AS distinct_ids, min(x), max(x)
   FROM segment_next_batch('order', 5000) x;
 
--- A caller's ROLLBACK never gives IDs back.
+-- check: A caller's ROLLBACK never gives IDs back.
 BEGIN;
 SELECT segment_next('even') AS rolled_back;
 ROLLBACK;
 SELECT segment_next('even') AS after_rollback;
 
--- Whole ranges for clients: committed before they are returned, never handed out twice,
+-- check: Whole ranges for clients: committed before they are returned, never handed out twice,
 -- and a ROLLBACK of the caller does not return them.
 SELECT idgen.segment_create('client', 100, 50, 3, 2);
 SELECT * FROM idgen.segment_alloc('client');
@@ -30,18 +30,18 @@ ROLLBACK;
 SELECT start_id, end_id, first_id, last_id, id_count FROM idgen.segment_alloc('client');
 SELECT max_id, version FROM idgen.segments WHERE biz_type = 'client';
 
--- Administration.
+-- check: Administration.
 SELECT idgen.segment_alter('order', step => 500, description => 'orders');
 SELECT biz_type, configured_step, delta, remainder, description, cached
   FROM idgen.segment_status ORDER BY biz_type;
 SELECT array(SELECT c::regclass::text FROM unnest(extconfig) c ORDER BY 1) AS dumped_tables
   FROM pg_extension WHERE extname = 'pg_idgen';
 
--- The top of bigint: the last IDs go out, then 22003.
+-- check: The top of bigint: the last IDs go out, then 22003.
 SELECT idgen.segment_create('top', 9223372036854775807 - 20, 10);
 SELECT count(*), max(x) FROM segment_next_batch('top', 20) x;
 
--- Bad input is an ERROR with a SQLSTATE, never a crash.
+-- check: Bad input is an ERROR with a SQLSTATE, never a crash.
 \set VERBOSITY sqlstate
 SELECT segment_next('top');
 SELECT segment_next('nosuch');

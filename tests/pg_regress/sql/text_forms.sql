@@ -2,7 +2,7 @@
 -- clock (fixed inputs), plus properties of generated message IDs.
 CREATE EXTENSION pg_idgen;
 
--- Every base at the edges. Text order is numeric order for IDs >= 0; -1 is the 64-bit pattern.
+-- check: Every base at the edges. Text order is numeric order for IDs >= 0; -1 is the 64-bit pattern.
 SELECT b AS base, id_to_text(0, b) AS zero, id_to_text(1, b) AS one,
        id_to_text(9223372036854775807, b) AS max, id_to_text(-1, b) AS minus_one
   FROM unnest(ARRAY['base32', 'crockford32', 'base36', 'base58', 'base62', 'hex']) b;
@@ -11,7 +11,7 @@ SELECT id_to_text(1212092628029698048) AS tweet_base62,
 SELECT id_from_text('000000000000o', 'crockford32') AS crockford_o_is_zero,
        id_from_text('7FFFFFFFFFFFFFFF', 'hex') AS hex_any_case;
 
--- Message IDs: RongCloud's layout, field by field, from fixed text.
+-- check: Message IDs: RongCloud's layout, field by field, from fixed text.
 SELECT * FROM msgid_decode('2222-2222-2222-2222');
 SELECT * FROM msgid_decode('ZZZZ-ZZZZ-ZZZZ-ZZZZ');
 SELECT ts AT TIME ZONE 'UTC' AS utc, sequence, session_type, session_hash
@@ -24,7 +24,7 @@ SELECT ts AT TIME ZONE 'UTC' AS utc, sequence, session_type,
 SELECT msgid_session_hash('hello') AS java_hello, 99162322 & 4194303 AS expected,
        msgid_session_hash('') AS empty;
 
--- Generated ones: 19 characters in four groups, unique, in time order, fields as asked for.
+-- check: Generated ones: 19 characters in four groups, unique, in time order, fields as asked for.
 CREATE TEMP TABLE m AS
   SELECT g, msgid_next(g % 16, 'session-' || (g % 100)) AS id FROM generate_series(1, 5000) g;
 SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
@@ -36,7 +36,7 @@ SELECT bool_and(d.session_type = g % 16 AND d.session_hash = msgid_session_hash(
        AS fields_ok
   FROM m, msgid_decode(m.id) d;
 
--- Bad input is an ERROR with a SQLSTATE, never a crash; NULLs pass through decoders.
+-- check: Bad input is an ERROR with a SQLSTATE, never a crash; NULLs pass through decoders.
 \set VERBOSITY sqlstate
 SELECT id_to_text(1, 'base64');
 SELECT id_from_text('abc', 'hex');

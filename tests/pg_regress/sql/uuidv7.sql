@@ -2,7 +2,7 @@
 -- examples), plus properties of generated ones.
 CREATE EXTENSION pg_idgen;
 
--- RFC 9562 appendix A.6: 017F22E2-79B0-7CC3-98C4-DC0C0C07398F was made at
+-- check: RFC 9562 appendix A.6: 017F22E2-79B0-7CC3-98C4-DC0C0C07398F was made at
 -- 2022-02-22 14:22:22 -05:00.
 SELECT uuidv7_timestamp('017F22E2-79B0-7CC3-98C4-DC0C0C07398F') AT TIME ZONE 'UTC' AS rfc_example_utc;
 -- The ULID spec's example: ulid(1469918176385) begins 01ARYZ6S41.
@@ -18,7 +18,7 @@ SELECT uuidv7_from_timestamp('2022-02-22 19:22:22+00') AS first_of_rfc_ms,
        uuidv7_from_timestamp('2022-02-22 19:22:22+00') <= '017F22E2-79B0-7CC3-98C4-DC0C0C07398F' AS bounds_it,
        uuidv7_from_timestamp('1960-01-01') AS before_1970;
 
--- Generated ones: version 7, variant 10, unique and ascending, the same as ULIDs.
+-- check: Generated ones: version 7, variant 10, unique and ascending, the same as ULIDs.
 CREATE TEMP TABLE u AS SELECT g, uuidv7_next() AS id FROM generate_series(1, 5000) g;
 SELECT count(*) AS uuids, count(DISTINCT id) AS distinct_uuids,
        bool_and(id::text ~ '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$') AS v7_form,
@@ -30,7 +30,7 @@ SELECT bool_and(l ~ '^[0-7][0-9A-HJKMNP-TV-Z]{25}$') AS ulid_form,
        bool_and(uuid_to_ulid(ulid_to_uuid(l)) = l) AS round_trip
   FROM (SELECT ulid_next() AS l FROM generate_series(1, 1000)) x;
 
--- Bad input is an ERROR with a SQLSTATE, never a crash; NULLs pass through.
+-- check: Bad input is an ERROR with a SQLSTATE, never a crash; NULLs pass through.
 \set VERBOSITY sqlstate
 SELECT uuidv7_timestamp('550e8400-e29b-41d4-a716-446655440000');
 SELECT uuidv7_timestamp('017F22E2-79B0-7CC3-18C4-DC0C0C07398F');

@@ -3,17 +3,17 @@
 CREATE EXTENSION pg_idgen;
 \set VERBOSITY default
 
--- Fresh ids come in order; a new id has no earlier holder to start after.
+-- check: Fresh ids come in order; a new id has no earlier holder to start after.
 SELECT worker_id, lease > 0 AS has_lease, start_after IS NULL AS fresh,
        expires_at BETWEEN now() + interval '59 s' AND now() + interval '61 s' AS ttl_60s
   FROM idgen.worker_acquire('10.0.0.1:8080#a4:5e:60:b2:1c:01');
 SELECT worker_id FROM idgen.worker_acquire('10.0.0.2:8080#a4:5e:60:b2:1c:02');
 SELECT lease AS first_lease FROM idgen.workers WHERE worker_id = 0 \gset
 
--- A live lease is never handed out again, not even to its own code: that code gets another id.
+-- check: A live lease is never handed out again, not even to its own code: that code gets another id.
 SELECT worker_id FROM idgen.worker_acquire('10.0.0.1:8080#a4:5e:60:b2:1c:01');
 
--- Release, then the same code gets its old id back first (PriorityEqualCodeWorkId), with a
+-- check: Release, then the same code gets its old id back first (PriorityEqualCodeWorkId), with a
 -- larger lease number (by a random step: only the holder knows it), told to start after the
 -- release.
 SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :first_lease) AS released;
@@ -24,7 +24,7 @@ SELECT worker_id, lease - :first_lease BETWEEN 1 AND 1099511627776 AS grew_by_a_
   FROM idgen.worker_acquire('10.0.0.1:8080#a4:5e:60:b2:1c:01');
 SELECT lease AS second_lease FROM idgen.workers WHERE worker_id = 0 \gset
 
--- Heartbeats renew and carry last_ts; a stale lease number (fencing) or another code is refused.
+-- check: Heartbeats renew and carry last_ts; a stale lease number (fencing) or another code is refused.
 SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', clock_timestamp(), :second_lease) > clock_timestamp() AS renewed;
 SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', lease => :second_lease) IS NOT NULL AS renewed_with_lease;
 -- No error names another holder's code or lease number (they prove a holder).
@@ -41,13 +41,13 @@ SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01');
 SELECT idgen.worker_release(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01', clock_timestamp());
 SELECT state FROM idgen.worker_leases WHERE worker_id = 0;
 
--- Exhaustion in a tiny range says so, and how many are held (terse: the detail has a time).
+-- check: Exhaustion in a tiny range says so, and how many are held (terse: the detail has a time).
 SELECT worker_id FROM idgen.worker_acquire('dc2-a', '10 s', 100, 101);
 SELECT worker_id FROM idgen.worker_acquire('dc2-b', '10 s', 100, 101);
 \set VERBOSITY terse
 SELECT worker_id FROM idgen.worker_acquire('dc2-c', '10 s', 100, 101);
 
--- Expiry with a 1-second ttl: the lapsed holder's heartbeat is an ERROR; the id stays unusable
+-- check: Expiry with a 1-second ttl: the lapsed holder's heartbeat is an ERROR; the id stays unusable
 -- for the grace period, then goes to the next code, which starts after the old holder's time.
 SET idgen.worker_lease_grace = '700ms';
 SELECT worker_id, lease AS short_lease FROM idgen.worker_acquire('short-lived', '1 second', 200, 200) \gset
@@ -64,11 +64,11 @@ SELECT worker_id, lease > 0 AS has_lease,
   FROM idgen.worker_acquire('successor', '1 second', 200, 200);
 RESET idgen.worker_lease_grace;
 
--- The table and the view.
+-- check: The table and the view.
 SELECT worker_id, code, state FROM idgen.worker_leases ORDER BY worker_id;
 SELECT count(*) AS rows_in_table FROM idgen.workers;
 
--- Bad arguments: each an ERROR with its SQLSTATE.
+-- check: Bad arguments: each an ERROR with its SQLSTATE.
 \set VERBOSITY sqlstate
 SELECT * FROM idgen.worker_acquire(NULL);
 SELECT * FROM idgen.worker_acquire('');
@@ -90,7 +90,7 @@ SELECT idgen.worker_heartbeat(0, '10.0.0.1:8080#a4:5e:60:b2:1c:01');
 ROLLBACK;
 \set VERBOSITY default
 
--- This server takes its worker id from the setting: the status says so.
+-- check: This server takes its worker id from the setting: the status says so.
 SELECT source, state, worker_id, can_generate FROM idgen.worker_status;
 SELECT worker_id, worker_id_source FROM idgen.status;
 DROP EXTENSION pg_idgen;

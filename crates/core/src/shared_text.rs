@@ -1,5 +1,6 @@
 //! A short text in shared memory that one process writes and any process reads: the lease
-//! keeper's last error, a startup or replay error that disables generation.
+//! keeper's last error, a startup or replay error that disables generation (the pgrx layer puts
+//! it in shared memory; here it is plain atomics, tested with threads).
 //!
 //! A seqlock over atomic bytes. Every access is atomic, so a reader racing a writer is not
 //! undefined behaviour (a plain byte array written through a pointer cast from a shared reference
@@ -92,7 +93,6 @@ impl<const N: usize> Default for SharedText<N> {
         }
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::SharedText;
@@ -113,6 +113,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(unsafe_code)] // the one unsafe line of the crate: what shared memory holds at first
     fn zeroed_memory_is_the_empty_text() {
         let t = std::mem::MaybeUninit::<SharedText<16>>::zeroed();
         // SAFETY: all-zero atomics are valid values.
