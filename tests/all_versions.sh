@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make test`: every supported PostgreSQL in one run, ending with one summary line for all of them:
 #   15: the whole test command (tests/all.sh);
-#   16, 17, 18 and 19: the #[pg_test]s, the pg_regress golden files, and the system tests of what
+#   16, 17, 18 and 19: the pg_regress golden files, and the system tests of what
 #     differs most between versions: clock steps and crashes (Snowflake IDs and UUIDv7s), backfills (a
 #     backend's process number, arrays), a free created_at (the planner's trees; PostgreSQL 17's
 #     uuid_extract_timestamp, 18's virtual columns), standbys and failover, synchronous
@@ -12,7 +12,15 @@
 #     (writers, readers, a standby, a subscriber), pg_idgen found through
 #     extension_control_path and dynamic_library_path, and its extension image (make image) as
 #     CloudNativePG mounts it.
-# Each version's time is printed with its summary.
+# Each major runs in two parts (IDGEN_PART in tests/all.sh): its build part (setup, the checks of
+# the source, building and installing pg_idgen, the golden files), then its system tests, which
+# run while the next major's build part runs: the build keeps both cores busy, the system tests
+# mostly wait (servers starting, clocks, timeouts), and they share nothing (each major has its own
+# PostgreSQL tree and cargo target directory; the golden files' cluster is no system test's). The
+# system tests of two majors never run at once: they share ports and $WORK. A build part that
+# stops at its setup (a PostgreSQL not fetched, pg_idgen not built) leaves its system tests out, as
+# one failure: they would test another build. Each part's output comes whole when it ends, the
+# system tests' after the next build's; each version's times are printed with its summary.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 VERSION_TESTS="clock_and_crash uuidv7 backfill created_at standby_promotion sync_standby restart mark_unwritable pitr unload package replacement idle_reservation"
@@ -31,30 +39,71 @@ if ! use_new_enough_rust; then
   echo "summary: 0 passed, 1 failed, 0 skipped"
   exit 1
 fi
-for v in 15 16 17 18 19; do
-  out=$(mktemp)
-  start=$SECONDS
-  if [ "$v" = 15 ]; then
-    PG=$v bash tests/all.sh 2>&1 | tee "$out"
-  else
-    tests=$VERSION_TESTS
-    [ "$v" -gt 17 ] || tests="$tests citus_horizon"
-    [ "$v" -lt 18 ] || tests="$tests extension_path read_horizon image"
-    PG=$v SYSTEM_TESTS="$tests" bash tests/all.sh 2>&1 | tee "$out"
-  fi
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+declare -A build_secs=() build_line=()
+
+# count V PART: adds the summary of that part's output ($logs/V.PART) to the totals.
+count() {
+  local v=$1 out="$logs/$1.$2" line p f s
   line=$(grep '^summary: ' "$out" | tail -1)
   read -r p f s < <(sed -n 's/^summary: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' <<<"$line")
   if [ -z "${p:-}" ]; then p=0 f=1 s=0; line="no summary line (the run stopped early)"; fi
   passed=$((passed + p))
   failed=$((failed + f))
   skipped=$((skipped + s))
-  if [ "$s" != 0 ]; then skips+=("PostgreSQL $v: $(sed -n 's/^skipped: //p' "$out" | tail -1)"); fi
-  lines+=("PostgreSQL $v ($((SECONDS - start)) s): $line")
-  if [ "${f:-1}" != 0 ]; then
-    failures+=("--- PostgreSQL $v" "$(sed -n '/^--- .*(exit [0-9]*)\|^failed: /,$p' "$out" | grep -v '^summary: ' | tail -60)")
+  if [ "$s" != 0 ]; then skips+=("PostgreSQL $v ($2): $(sed -n 's/^skipped: //p' "$out" | tail -1)"); fi
+  if [ "$f" != 0 ]; then
+    failures+=("--- PostgreSQL $v ($2)" "$(sed -n '/^--- .*(exit [0-9]*)\|^failed: /,$p' "$out" | grep -v '^summary: ' | tail -60)")
   fi
-  rm -f "$out"
+  echo "$line"
+}
+
+# system_tests V: that major's system tests into $logs/V.system, and the time they took.
+system_tests() {
+  local v=$1 start=$SECONDS
+  if [ "$v" = 15 ]; then
+    PG=$v IDGEN_PART=system bash tests/all.sh >"$logs/$v.system" 2>&1
+  else
+    local tests=$VERSION_TESTS
+    [ "$v" -gt 17 ] || tests="$tests citus_horizon"
+    [ "$v" -lt 18 ] || tests="$tests extension_path read_horizon image"
+    PG=$v IDGEN_PART=system SYSTEM_TESTS="$tests" bash tests/all.sh >"$logs/$v.system" 2>&1
+  fi
+  echo $((SECONDS - start)) >"$logs/$v.system.secs"
+}
+
+# finish_system_tests V: waits for them, shows their output, counts them.
+running=
+finish_system_tests() {
+  local v=$1 line
+  wait "$running"
+  running=
+  cat "$logs/$v.system"
+  line=$(count "$v" system)
+  lines+=("PostgreSQL $v: build part (${build_secs[$v]} s): ${build_line[$v]}; system tests ($(cat "$logs/$v.system.secs") s): $line")
+}
+
+previous=
+for v in 15 16 17 18 19; do
+  start=$SECONDS
+  PG=$v IDGEN_PART=build bash tests/all.sh 2>&1 | tee "$logs/$v.build"
+  build_secs[$v]=$((SECONDS - start))
+  build_line[$v]=$(count "$v" build)
+  if [ -n "$previous" ]; then finish_system_tests "$previous"; fi
+  previous=
+  if grep -q '^--- setup: .*stopped the run' "$logs/$v.build"; then
+    echo "--- PostgreSQL $v: its system tests were not run: its build part stopped at its setup (above)"
+    failed=$((failed + 1))
+    failures+=("--- PostgreSQL $v: system tests not run (the build part stopped at its setup)")
+    lines+=("PostgreSQL $v: build part (${build_secs[$v]} s): ${build_line[$v]}; system tests not run")
+    continue
+  fi
+  system_tests "$v" &
+  running=$!
+  previous=$v
 done
+if [ -n "$previous" ]; then finish_system_tests "$previous"; fi
 echo
 if ((${#failures[@]})); then printf '%s\n' "${failures[@]}"; fi
 if ((${#skips[@]})); then printf 'skipped on %s\n' "${skips[@]}"; fi
