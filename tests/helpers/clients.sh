@@ -23,7 +23,7 @@ check_legacy_row() {
 # and status 1.
 PY_VENV=/var/tmp/pg_idgen_clients/py
 # cyphera: an FF1 implementation in Python (over the cryptography package's AES) that
-# tests/helpers/public_ids_check.py checks public IDs against; pinned, being a pre-release.
+# tests/system/public_ids_check.py checks public IDs against; pinned, being a pre-release.
 PY_PKGS=("psycopg[binary]>=3.2,<4" "sqlalchemy>=2,<3" "alembic>=1.13,<2" "django>=5.2,<5.3" "sqlmodel>=0.0.24,<0.1" "cyphera==0.0.1a10")
 py_venv() {
   if [ ! -x "$PY_VENV/bin/python" ] || ! "$PY_VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django, sqlmodel, cyphera" 2>/dev/null; then

@@ -6,7 +6,7 @@
 # on each worker from its COMMIT callback), 1 inserts single rows, and 1 session on each worker
 # inserts 8 rows at a time over both workers (MX). A reader takes a snowflake_next() on every node,
 # H = the smallest idgen.read_horizon() of the three, and reads `id > last AND id < H` through the
-# coordinator (tests/helpers/citus_horizon.py). It must read every committed row exactly once.
+# coordinator (tests/system/citus_horizon.py). It must read every committed row exactly once.
 # (Control, run by hand: with node/horizon.rs clearing the slot at its own COMMIT event, as before
 # 0.2.5's fix, the reader missed rows of the two-phase transactions: see the issue 44 note.)
 # Skipped (exit 77, counted as skipped) where Citus cannot be built (tests/helpers/citus.sh).
@@ -33,7 +33,7 @@ q $C "CREATE TABLE outbox (id bigint NOT NULL DEFAULT snowflake_next(), k int NO
 
 phase "6 writers on 3 nodes for 20 s, one reader following docs/read-horizon.md"
 conninfo() { echo "host=127.0.0.1 port=$1 user=postgres dbname=postgres"; }
-out=$("$VENV/bin/python" "$REPO/tests/helpers/citus_horizon.py" "$(conninfo $C)" "$(conninfo $W1)" "$(conninfo $W2)" 20)
+out=$("$VENV/bin/python" "$REPO/tests/system/citus_horizon.py" "$(conninfo $C)" "$(conninfo $W1)" "$(conninfo $W2)" 20)
 echo "    $out"
 field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])$1)" "$out"; }
 check "every writer and the reader ran without an error" eq "$(field "['errors']")" "[]"

@@ -19,7 +19,7 @@
 #     id_timestamp of another role is never taken for pg_idgen's;
 #   - an extension of an older version (no bound functions) under this library: nothing added,
 #     no error;
-#   - the differential test (tests/helpers/created_at_differential.sql): thousands of random
+#   - the differential test (tests/system/created_at_differential.sql): thousands of random
 #     conditions over tables of awkward keys, on and off, the same rows every time; its control:
 #     a bound one key too tight, by hand, is caught. (Run once against the build with the core's
 #     inclusive lower bound one tick too high: 118 of 1,500 conditions disagreed.)
@@ -483,7 +483,7 @@ check "$PREV (no bound functions): the query works, nothing added" eq \
 phase "the differential test: random conditions, on and off"
 q $PORT "CREATE DATABASE diff" >/dev/null
 qdb $PORT diff "CREATE EXTENSION pg_idgen" >/dev/null
-psql -h 127.0.0.1 -p $PORT -U postgres -d diff -X -q -v ON_ERROR_STOP=1 -f "$REPO/tests/helpers/created_at_differential.sql" >/dev/null
+psql -h 127.0.0.1 -p $PORT -U postgres -d diff -X -q -v ON_ERROR_STOP=1 -f "$REPO/tests/system/created_at_differential.sql" >/dev/null
 seed=$((RANDOM % 1000))
 qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0); SELECT ca_tables()" >/dev/null
 disagree=$(qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0 - 0.5); SELECT * FROM ca_differential(400)" 2>&1 | tail -n +2)

@@ -4,7 +4,7 @@
 #     forms), and no two inputs encrypt to the same output (10M per form: the core crate's
 #     ten_million_round_trips_per_form).
 #   - An independent FF1 (PyPI's cyphera, checked first on NIST's samples) agrees on 10,000
-#     values of each form (tests/helpers/public_ids_check.py).
+#     values of each form (tests/system/public_ids_check.py).
 #   - Values outside a form's domain, foreign or damaged text forms: each its SQLSTATE.
 #   - Consecutive IDs encrypt to no visible order: about half of the neighbours increase in 1M
 #     (control: the IDs themselves, all of whose neighbours increase).
@@ -95,7 +95,7 @@ check "in parallel workers (the functions are PARALLEL SAFE): a Gather, and 1M r
   "$(as plain "$PARALLEL EXPLAIN (COSTS OFF) SELECT count(*) FROM par WHERE idgen.public_to_id(idgen.id_to_public(id, 'invoice'), 'invoice') <> id" | grep -c Gather)|$(as plain "$PARALLEL SELECT count(*) FROM par WHERE idgen.public_to_id(idgen.id_to_public(id, 'invoice'), 'invoice') <> id")" "1|0"
 
 phase "an independent FF1 agrees"
-out=$("$VENV/bin/python" "$REPO/tests/helpers/public_ids_check.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" invoice $K inv 2>"$WORK/check.err")
+out=$("$VENV/bin/python" "$REPO/tests/system/public_ids_check.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" invoice $K inv 2>"$WORK/check.err")
 echo "    $out"
 show_errors "$WORK/check.err"
 check "the reference (cyphera) gives NIST's FF1 samples" eq "$(field "$out" reference_passes_nist_samples)" True
@@ -203,11 +203,11 @@ check "control: where search_path is not pinned the planted function runs (as it
 phase "what pg_monitor reads: statement texts"
 # A key given as a literal stays in the statement's text: pg_stat_activity shows it while the
 # session is there, pg_stat_statements keeps it from a DO block (track = all). Given as a bind
-# parameter, the texts hold $1. (tests/helpers/key_texts.py; psycopg 3 binds parameters on the server.)
+# parameter, the texts hold $1. (tests/system/key_texts.py; psycopg 3 binds parameters on the server.)
 if [ $STATEMENTS = yes ]; then
   q $P "ALTER SYSTEM SET pg_stat_statements.track = 'all'" && q $P "SELECT pg_reload_conf()" >/dev/null
   q $P "CREATE ROLE watcher LOGIN; GRANT pg_monitor TO watcher"
-  out=$("$VENV/bin/python" "$REPO/tests/helpers/key_texts.py" "host=127.0.0.1 port=$P dbname=postgres" \
+  out=$("$VENV/bin/python" "$REPO/tests/system/key_texts.py" "host=127.0.0.1 port=$P dbname=postgres" \
     0f0e0d0c0b0a09080706050403020100f0e0d0c0b0a09080706050403020100f 1f1e1d1c1b1a19181716151413121110f1e1d1c1b1a191817161514131211101)
   echo "    $out"
   check "a key as a literal in a DO block: a pg_monitor member reads it in both views (the hazard)" grep -q '"literal": \[[1-9][0-9]*, [1-9]' <<<"$out"

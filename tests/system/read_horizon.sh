@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The read horizon (docs/read-horizon.md): readers that page by ID below
 # idgen.read_horizon() never miss a row that commits late.
-#   - 8 writers for a minute (tests/helpers/horizon_stress.py): transactions of 1-50 IDs and more, a
+#   - 8 writers for a minute (tests/system/horizon_stress.py): transactions of 1-50 IDs and more, a
 #     random 0-300 ms before COMMIT, 10% ROLLBACK, some rolled back to a savepoint, some PREPAREd
 #     and committed (or rolled back) by another session 1-4 s later, some taking IDs they never
 #     insert; readers paging with examples/outbox_relay.py's recipe the whole time (READ COMMITTED
@@ -86,7 +86,7 @@ q $P "TRUNCATE outbox"
 # The run: faults at 12 s (clock 3 s back), 22 s (kill -9 of a writer's backend), 32 s (kill -9 of
 # the postmaster, started again), 45 s (the clock forward again).
 log "read_horizon: 60 s of writers and readers, with faults"
-HZ_CRASH_IN_PREPARE=1 "$VENV/bin/python" "$REPO/tests/helpers/horizon_stress.py" \
+HZ_CRASH_IN_PREPARE=1 "$VENV/bin/python" "$REPO/tests/system/horizon_stress.py" \
   "host=127.0.0.1 port=$P user=postgres dbname=postgres" 60 "$REPO/examples" >"$WORK/horizon.json" 2>"$WORK/horizon.err" &
 stress=$!
 sleep 12
@@ -146,7 +146,7 @@ for f in "idgen.read_horizon()" "idgen.read_horizon_uuid()"; do
 done
 log "read_horizon: 20 s of writers, readers on the standby"
 HZ_STANDBY="host=127.0.0.1 port=26480 user=postgres dbname=postgres" HZ_READERS=standby_id,standby_control \
-  "$VENV/bin/python" "$REPO/tests/helpers/horizon_stress.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" 20 \
+  "$VENV/bin/python" "$REPO/tests/system/horizon_stress.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" 20 \
   "$REPO/examples" >"$WORK/horizon_standby.json" 2>"$WORK/horizon_standby.err" || true
 out=$(cat "$WORK/horizon_standby.json")
 echo "    $out"
@@ -183,7 +183,7 @@ for i in $(seq 1 120); do
 done
 check "the subscriptions' tables are synchronized" eq "$(q 26492 "SELECT count(*) FILTER (WHERE srsubstate = 'r') FROM pg_subscription_rel")" 4
 log "read_horizon: 20 s of writers on two nodes, readers on their subscriber"
-"$VENV/bin/python" "$REPO/tests/helpers/horizon_nodes.py" "host=127.0.0.1 port=26490 user=postgres dbname=postgres" \
+"$VENV/bin/python" "$REPO/tests/system/horizon_nodes.py" "host=127.0.0.1 port=26490 user=postgres dbname=postgres" \
   "host=127.0.0.1 port=26491 user=postgres dbname=postgres" "host=127.0.0.1 port=26492 user=postgres dbname=postgres" 20 \
   "$REPO/examples" >"$WORK/horizon_nodes.json" 2>"$WORK/horizon_nodes.err" || true
 out=$(cat "$WORK/horizon_nodes.json")

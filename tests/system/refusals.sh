@@ -2,7 +2,7 @@
 # Every refusal the reference lists (docs/reference.md's Errors lines), caused on a real node:
 # its SQLSTATE as the reference says, and a HINT, as docs/operations.md promises for every refusal
 # that is not of a bad argument
-# (tests/helpers/refusals.tsv lists them; tests/helpers/refusals.py walks them, and checks that every function's
+# (tests/system/refusals.tsv lists them; tests/system/refusals.py walks them, and checks that every function's
 # every SQLSTATE has a line). A refusal only another system test can cause (a standby, a stepped
 # clock) names that test, which must check the SQLSTATE. Control: a line expecting another
 # SQLSTATE fails.
@@ -28,7 +28,7 @@ psql -h 127.0.0.1 -p $P -U postgres -X -q -c "BEGIN" -c "SELECT 1 FROM idgen.seg
   -c "SELECT pg_sleep(120)" >/dev/null 2>&1 &
 locker=$!
 sleep 0.5
-"$(command -v python3)" "$REPO/tests/helpers/refusals.py" $P "v1=$v1,worker=${lease%,*},lease=${lease#*,}" | tee "$WORK/refusals.out"
+"$(command -v python3)" "$REPO/tests/system/refusals.py" $P "v1=$v1,worker=${lease%,*},lease=${lease#*,}" | tee "$WORK/refusals.out"
 kill $locker 2>/dev/null || true
 check "every refusal of the reference: its SQLSTATE, and a HINT where the argument is not at fault" not_grep -q "FAIL" "$WORK/refusals.out"
 finish

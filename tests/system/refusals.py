@@ -1,5 +1,5 @@
 """Walks every refusal docs/reference.md lists (tests/system/refusals.sh): each line of
-tests/helpers/refusals.tsv is caused on the node the shell test set up, and must give its SQLSTATE, a
+tests/system/refusals.tsv is caused on the node the shell test set up, and must give its SQLSTATE, a
 message, and a HINT where the refusal is not of a bad argument (docs/operations.md's promise), and that SQLSTATE must stand in the
 function's Errors line of the reference; every (function, SQLSTATE) of those lines must have a
 line. Prints one line per refusal and exits 1 on any failure.
@@ -38,7 +38,7 @@ def reference_pairs():
 
 
 def rows():
-    for n, line in enumerate((ROOT / "tests/helpers/refusals.tsv").read_text().splitlines(), 1):
+    for n, line in enumerate((ROOT / "tests/system/refusals.tsv").read_text().splitlines(), 1):
         if line.strip() and not line.startswith("#"):
             function, code, how = line.split("\t")
             yield n, function, code, how
@@ -82,10 +82,10 @@ def main():
         walked += 1
         if problem:
             failures += 1
-            print(f"  FAIL: tests/helpers/refusals.tsv:{n}: {function} {code}: {problem}")
+            print(f"  FAIL: tests/system/refusals.tsv:{n}: {function} {code}: {problem}")
     for function, code in sorted(reference - covered):
         failures += 1
-        print(f"  FAIL: the reference lists {code} for {function}, and tests/helpers/refusals.tsv has no line for it")
+        print(f"  FAIL: the reference lists {code} for {function}, and tests/system/refusals.tsv has no line for it")
     # Control: a line that expects another SQLSTATE than the refusal gives must fail.
     control = check("id_decode", "42704", "postgres:SELECT * FROM id_decode(-1)", reference)
     print(f"  {'ok' if control else 'FAIL'}: control: a line expecting 42704 of id_decode(-1) fails ({control and control[:60]})")
