@@ -215,12 +215,18 @@ pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
 /// drop does not wait for it (up to 5 s).
 pub fn leave(db: pg_sys::Oid) {
     let db = db.to_u32();
-    send_away(|a| a.db == db);
+    if send_away(|a| a.db == db) > 0 {
+        // What the dropping session sees with client_min_messages = debug1 (segments.sh).
+        pgrx::debug1!(
+            "pg_idgen: the segment allocator of database {db} leaves before DROP DATABASE"
+        );
+    }
 }
 
-/// Tells the running allocators that `which` picks to leave, and wakes them.
-fn send_away(which: impl Fn(&AllocatorData) -> bool) {
+/// Tells the running allocators that `which` picks to leave, and wakes them; how many it told.
+fn send_away(which: impl Fn(&AllocatorData) -> bool) -> usize {
     allocators().with(|t| {
+        let mut told = 0;
         for a in t
             .iter_mut()
             .filter(|a| a.state == AllocatorState::Running && which(a))
@@ -228,8 +234,10 @@ fn send_away(which: impl Fn(&AllocatorData) -> bool) {
             a.state = AllocatorState::Leaving;
             // SAFETY: the latch is the worker's PGPROC latch, in shared memory.
             unsafe { pg_sys::SetLatch(a.latch) };
+            told += 1;
         }
-    });
+        told
+    })
 }
 
 /// Records whether this worker has anything to do (see [`make_room`]).
