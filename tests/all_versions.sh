@@ -43,7 +43,9 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 declare -A build_secs=() build_line=()
 
-# count V PART: adds the summary of that part's output ($logs/V.PART) to the totals.
+# count V PART: adds the summary of that part's output ($logs/V.PART) to the totals, and leaves
+# that summary in $counted (not printed: a $(count ...) would add to a subshell's totals).
+counted=
 count() {
   local v=$1 out="$logs/$1.$2" line p f s
   line=$(grep '^summary: ' "$out" | tail -1)
@@ -56,7 +58,7 @@ count() {
   if [ "$f" != 0 ]; then
     failures+=("--- PostgreSQL $v ($2)" "$(sed -n '/^--- .*(exit [0-9]*)\|^failed: /,$p' "$out" | grep -v '^summary: ' | tail -60)")
   fi
-  echo "$line"
+  counted=$line
 }
 
 # system_tests V: that major's system tests into $logs/V.system, and the time they took.
@@ -76,12 +78,12 @@ system_tests() {
 # finish_system_tests V: waits for them, shows their output, counts them.
 running=
 finish_system_tests() {
-  local v=$1 line
+  local v=$1
   wait "$running"
   running=
   cat "$logs/$v.system"
-  line=$(count "$v" system)
-  lines+=("PostgreSQL $v: build part (${build_secs[$v]} s): ${build_line[$v]}; system tests ($(cat "$logs/$v.system.secs") s): $line")
+  count "$v" system
+  lines+=("PostgreSQL $v: build part (${build_secs[$v]} s): ${build_line[$v]}; system tests ($(cat "$logs/$v.system.secs") s): $counted")
 }
 
 previous=
@@ -89,7 +91,8 @@ for v in 15 16 17 18 19; do
   start=$SECONDS
   PG=$v IDGEN_PART=build bash tests/all.sh 2>&1 | tee "$logs/$v.build"
   build_secs[$v]=$((SECONDS - start))
-  build_line[$v]=$(count "$v" build)
+  count "$v" build
+  build_line[$v]=$counted
   if [ -n "$previous" ]; then finish_system_tests "$previous"; fi
   previous=
   if grep -q '^--- setup: .*stopped the run' "$logs/$v.build"; then
