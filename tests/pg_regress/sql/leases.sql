@@ -1,7 +1,8 @@
 -- Worker-id leases: how a lease row reads (were #[pg_test]s of src/lease/sql.rs; workers.sql takes
--- leases in autocommit). Each "-- check:" line starts one check (tests/all.sh counts them); each runs
--- in a transaction that is rolled back. A holder's row is written straight into the table by
--- pg_temp.holder (inside a transaction, where worker_acquire() refuses to run).
+-- leases in autocommit, and checks that acquire and heartbeat refuse a transaction block). Each
+-- "-- check:" line starts one check (tests/all.sh counts them); each runs in a transaction that is
+-- rolled back. A holder's row is written straight into the table by pg_temp.holder (inside a
+-- transaction, where worker_acquire() refuses to run).
 CREATE EXTENSION pg_idgen;
 \set VERBOSITY default
 
@@ -14,16 +15,6 @@ BEGIN
   VALUES (w, 'app-' || w, 3, '60 s', now() - interval '2 min', expires - interval '60 s', expires, released,
           expires - interval '61 s');
 END $$;
-
--- check: acquire refuses a transaction block
-BEGIN;
-SELECT * FROM idgen.worker_acquire('app');
-ROLLBACK;
-
--- check: heartbeat refuses a transaction block
-BEGIN;
-SELECT idgen.worker_heartbeat(0, 'app');
-ROLLBACK;
 
 -- check: a released lease starts after the holder's last time or the release
 BEGIN;
