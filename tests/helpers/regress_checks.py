@@ -41,15 +41,21 @@ def changes_by_expected(diffs_path):
     """{expected file's path: [places]}: where a unified diff changes the expected output, as line
     numbers; a line the result adds sits at .5 after the expected line it follows (so it belongs to
     the check of that line). Context lines change nothing, so they blame no neighbour."""
-    out, current, line_no = {}, None, 0
+    out, current, line_no, header = {}, None, 0, 0
     if not os.path.exists(diffs_path):
         return out
     with open(diffs_path, encoding="utf-8", errors="replace") as f:
         for line in f:
-            if line.startswith("--- "):
-                current = line[4:].split("\t")[0].strip()
-                out.setdefault(current, [])
-            elif line.startswith("+++ ") or line.startswith("diff "):
+            # A file's two header lines follow its "diff" line; inside a hunk, "--- " is a removed
+            # SQL comment.
+            if line.startswith("diff "):
+                header = 2
+                continue
+            if header:
+                header -= 1
+                if line.startswith("--- "):
+                    current = line[4:].split("\t")[0].strip()
+                    out.setdefault(current, [])
                 continue
             elif line.startswith("@@") and current:
                 m = re.match(r"^@@ -(\d+)(?:,(\d+))? ", line)
