@@ -22,13 +22,13 @@ source "$REPO/tools/rust_toolchain.sh"
 use_new_enough_rust
 # The PostgreSQL to build for and test against: PG=15 (default) to 19 (tests/helpers/pg_versions.sh).
 source "$REPO/tests/helpers/pg_versions.sh"
-# pgrx_home_for MAJOR PG_CONFIG [NAME]: prints the PGRX_HOME to build for that PostgreSQL with; cargo-pgrx
+# pgrx_home_for MAJOR PG_CONFIG: prints the PGRX_HOME to build for that PostgreSQL with; cargo-pgrx
 # finds each PostgreSQL through its config.toml, so versions other than 15 get one of their own.
-pgrx_home_for() { # MAJOR PG_CONFIG [NAME]: NAME (default MAJOR) names the home of another tree
+pgrx_home_for() {
   local home config
-  if [ "$1" = 15 ] && [ -z "${3:-}" ]; then echo "$REPO/pgrx-config"; return; fi
+  if [ "$1" = 15 ]; then echo "$REPO/pgrx-config"; return; fi
   versions_dir_ready
-  home="$PG_VERSIONS_DIR/pgrx-home-${3:-$1}"
+  home="$PG_VERSIONS_DIR/pgrx-home-$1"
   config=$(printf '[configs]\npg%s = "%s"' "$1" "$2")
   # Written again when it names another pg_config (a PostgreSQL fetched again elsewhere).
   if [ "$(cat "$home/config.toml" 2>/dev/null)" != "$config" ]; then
