@@ -46,17 +46,23 @@ record() { # record NAME STATUS: 0 passed, 77 skipped (its reason in SKIP_REASON
 stage="setup: installing what is missing (ensure_deps)"
 ensure_deps
 
+# took NAME START: keeps how long a step of the build part took (since SECONDS was START), for the
+# line of times that ends the build part: where a run's time goes.
+step_times=()
+took() { step_times+=("$1 $((SECONDS - $2)) s"); }
+
 step() { # step NAME COMMAND...: runs it, records pass or fail, goes on either way
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   log "$name"
   stage="$name"
   if "$@"; then record "$name" 0; else record "$name" 1; fi
+  took "$name" "$start"
 }
 
 # cargo_tests NAME COMMAND...: a cargo test run, counted test by test from its "test result" lines.
 cargo_tests() {
-  local name=$1 out status cp cf
+  local name=$1 out status cp cf start=$SECONDS
   shift
   log "$name"
   out=$(mktemp)
@@ -71,6 +77,7 @@ cargo_tests() {
   while read -r t; do failures+=("$name: $t"); done < <(sed -n 's/^test \(.*\) \.\.\. FAILED$/\1/p' "$out")
   if [ "$status" -ne 0 ] && [ "$cf" -eq 0 ]; then record "$name (exit $status)" 1; fi
   rm -f "$out"
+  took "$name" "$start"
 }
 
 $SUDO mkdir -p "$WORK" && $SUDO chown postgres "$WORK"
@@ -88,11 +95,14 @@ if [ "$PG" = 15 ]; then
 fi
 
 stage="setup: building and installing pg_idgen for PostgreSQL $PG"
+start=$SECONDS
 install_extension
+took "building and installing" "$start"
 
+start=$SECONDS
 log "pg_regress golden tests"
 stage="pg_regress golden tests"
-REGRESS_PORT=26390
+REGRESS_PORT=$(port 0)
 cluster_init regress $REGRESS_PORT
 cluster_start regress
 set +e
@@ -107,14 +117,19 @@ set -e
 passed=$((passed + cp))
 failed=$((failed + cf))
 cluster_stop regress
+took "pg_regress golden tests" "$start"
+log "the build part's steps took: $(printf '%s, ' "${step_times[@]}" | sed 's/, $//')"
 fi
 
-# The system tests run side by side, IDGEN_TEST_LANES (2) at a time: each has its ports and
-# clusters of its own, and most of their time is waiting (clocks, timeouts, restarts). A test whose
-# file has a line "# idgen-test: alone" (it changes the installation everyone uses, or builds)
-# runs with no other. The longest first, by the times of the last run ($WORK/system_test_seconds),
-# so that the lanes end together. Each test's output is kept and shown whole when it ends, so
-# that the end of the run (all CI shows of a long log) can repeat what a failed one said.
+# The system tests run side by side, IDGEN_TEST_LANES (3) at a time: each has its ports (port in
+# tests/helpers/lib.sh) and clusters of its own, and most of their time is waiting (clocks,
+# timeouts, restarts). The lanes are lock files in IDGEN_LANES_DIR, which tests/all_versions.sh
+# gives the system tests of every major, run at once: 3 in all, not 3 per major. A test whose file
+# has a line "# idgen-test: alone" (it changes the installation the major's other tests load), or
+# "# idgen-test: alone on N" (only on major N), runs with no other test of its major. The longest
+# first, by the times of the last run ($WORK/system_test_seconds), so that the lanes end together.
+# Each test's output is kept and shown whole when it ends, so that the end of the run (all CI
+# shows of a long log) can repeat what a failed one said.
 logs=$(mktemp -d)
 if [ "$part" = build ]; then
   system_tests=
@@ -123,7 +138,12 @@ elif [ -n "${SYSTEM_TESTS:-}" ]; then
 else
   system_tests=$(ls tests/system/*.sh)
 fi
-lanes=${IDGEN_TEST_LANES:-2}
+lanes=${IDGEN_TEST_LANES:-3}
+case $lanes in [1-9] | [1-9][0-9]) ;; *) stage="IDGEN_TEST_LANES=$lanes: a number of lanes, 1 to 99"; exit 2 ;; esac
+if [ -z "${IDGEN_LANES_DIR:-}" ]; then
+  IDGEN_LANES_DIR=$logs/lanes
+  mkdir -p "$IDGEN_LANES_DIR"
+fi
 times_file="$WORK/system_test_seconds"
 # by_time: the tests, the longest of the last run first (unknown ones first of all).
 by_time() {
@@ -141,11 +161,36 @@ by_time() {
 # so far: a test that hangs names itself instead of holding the run past CI's 90 minutes.
 test_timeout=${IDGEN_TEST_TIMEOUT:-1200}
 timed_out() { [ "$1" = 124 ] || [ "$1" = 137 ]; } # timed_out STATUS: timeout's exit after TERM, KILL
+# take_lane: waits for one of the lanes to be free and holds it (an flock on fd 9) until the shell
+# that called it ends; run_system_test runs in a shell of its own. Every holder ends within its
+# test's limit, so a wait past 3 hours (beyond CI's 90 minutes) is a fault of the run: it says so.
+take_lane() {
+  local i waited=0
+  while :; do
+    for ((i = 0; i < lanes; i++)); do
+      exec 9>>"$IDGEN_LANES_DIR/$i"
+      if flock -n 9; then return 0; fi
+      exec 9>&-
+    done
+    if ((waited >= 10800)); then
+      echo "  FAIL: no test lane of $IDGEN_LANES_DIR came free in $waited s" >&2
+      return 1
+    fi
+    sleep 1
+    waited=$((waited + 1))
+  done
+}
 run_system_test() {
   local name start status=0
   name=$(basename "$1")
+  if ! take_lane 2>"$logs/$name"; then
+    echo 0 >"$logs/$name.secs"
+    echo 1 >"$logs/$name.status"
+    return
+  fi
   start=$SECONDS
-  timeout --kill-after=60 "$test_timeout" bash "$1" >"$logs/$name" 2>&1 || status=$?
+  # The test and what it starts (servers among them) never hold the lane's lock (9>&-).
+  timeout --kill-after=60 "$test_timeout" bash "$1" >"$logs/$name" 2>&1 9>&- || status=$?
   if timed_out "$status"; then
     echo "  FAIL: $name had not ended after $test_timeout s (tests/all.sh stopped it, exit $status); its last lines are above" >>"$logs/$name"
   fi
@@ -186,16 +231,23 @@ wait_one() {
 }
 stage="system tests"
 set +e
+# is_alone FILE: it says "# idgen-test: alone", or "# idgen-test: alone on N" and this is major N.
+is_alone() {
+  local line
+  line=$(grep -m1 '^# idgen-test: alone' "$1") || return 1
+  [[ $line =~ ^#\ idgen-test:\ alone\ on\ ([0-9]+) ]] || return 0
+  [ "${BASH_REMATCH[1]}" = "$PG" ]
+}
 alone=()
 for t in $(by_time); do
-  if grep -q '^# idgen-test: alone' "$t"; then alone+=("$t"); continue; fi
+  if is_alone "$t"; then alone+=("$t"); continue; fi
   while ((${#running[@]} >= lanes)); do wait_one; done
   run_system_test "$t" &
   running[$!]=$(basename "$t")
 done
 while ((${#running[@]})); do wait_one; done
 for t in "${alone[@]}"; do
-  run_system_test "$t"
+  (run_system_test "$t")
   finish_system_test "$(basename "$t")"
 done
 set -e

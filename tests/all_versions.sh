@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test`: every supported PostgreSQL in one run, ending with one summary line for all of them:
-#   15: the whole test command (tests/all.sh);
+#   15: the whole test command (tests/all.sh), but the two tests across majors (below);
 #   16, 17, 18 and 19: the pg_regress golden files, and the system tests of what
 #     differs most between versions: clock steps and crashes (Snowflake IDs and UUIDv7s), backfills (a
 #     backend's process number, arrays), a free created_at (the planner's trees; PostgreSQL 17's
@@ -14,15 +14,19 @@
 #     CloudNativePG mounts it.
 # Each major runs in two parts (IDGEN_PART in tests/all.sh): its build part (setup, the checks of
 # the source, building and installing pg_idgen, the golden files), then its system tests, which
-# run while the next major's build part runs: the build keeps both cores busy, the system tests
-# mostly wait (servers starting, clocks, timeouts), and they share nothing (each major has its own
-# PostgreSQL tree and cargo target directory; the golden files' cluster is no system test's). The
-# system tests of two majors never run at once: they share ports and $WORK. A build part that
-# stops at its setup (a PostgreSQL not fetched, pg_idgen not built) leaves its system tests out, as
-# one failure: they would test another build. Each part's output comes whole when it ends, the
-# system tests' after the next build's; each version's times are printed with its summary.
+# start as soon as its build part ends and run while the next majors build and test: the builds,
+# one after the other, keep both cores busy, and the system tests mostly wait (servers starting,
+# clocks, timeouts). They share nothing: each major has its own PostgreSQL tree, cargo target
+# directory, ports and $WORK (tests/helpers/lib.sh), and the system tests of all majors take
+# their turns from one set of IDGEN_TEST_LANES lanes (tests/all.sh). The two tests across majors
+# (pg_upgrade.sh and logical_replication.sh, PostgreSQL 18 with 19) run with 19's, when both are
+# built. A build part that stops at its setup (a PostgreSQL not fetched, pg_idgen not built)
+# leaves its system tests out, as one failure: they would test another build. A build part's
+# output comes as it runs; the system tests', whole, at the end, major by major; each version's
+# times are printed with its summary.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ACROSS_MAJORS="pg_upgrade logical_replication"
 VERSION_TESTS="clock_and_crash uuidv7 backfill created_at standby_promotion sync_standby restart mark_unwritable pitr unload package replacement idle_reservation"
 passed=0
 failed=0
@@ -63,38 +67,29 @@ count() {
 
 # system_tests V: that major's system tests into $logs/V.system, and the time they took.
 system_tests() {
-  local v=$1 start=$SECONDS
+  local v=$1 start=$SECONDS tests
   if [ "$v" = 15 ]; then
-    PG=$v IDGEN_PART=system bash tests/all.sh >"$logs/$v.system" 2>&1
+    tests=$(cd tests/system && ls -- *.sh | sed 's/\.sh$//' | grep -vxF -f <(tr ' ' '\n' <<<"$ACROSS_MAJORS"))
   else
-    local tests=$VERSION_TESTS
+    tests=$VERSION_TESTS
     [ "$v" -gt 17 ] || tests="$tests citus_horizon"
     [ "$v" -lt 18 ] || tests="$tests extension_path read_horizon image"
-    PG=$v IDGEN_PART=system SYSTEM_TESTS="$tests" bash tests/all.sh >"$logs/$v.system" 2>&1
+    [ "$v" != 19 ] || tests="$tests $ACROSS_MAJORS"
   fi
+  PG=$v IDGEN_PART=system SYSTEM_TESTS="$(echo $tests)" bash tests/all.sh >"$logs/$v.system" 2>&1
   echo $((SECONDS - start)) >"$logs/$v.system.secs"
 }
 
-# finish_system_tests V: waits for them, shows their output, counts them.
-running=
-finish_system_tests() {
-  local v=$1
-  wait "$running"
-  running=
-  cat "$logs/$v.system"
-  count "$v" system
-  lines+=("PostgreSQL $v: build part (${build_secs[$v]} s): ${build_line[$v]}; system tests ($(cat "$logs/$v.system.secs") s): $counted")
-}
-
-previous=
+# One set of lanes for the system tests of every major (tests/all.sh).
+export IDGEN_LANES_DIR=$logs/lanes
+mkdir -p "$IDGEN_LANES_DIR"
+declare -A system_pid=()
 for v in 15 16 17 18 19; do
   start=$SECONDS
   PG=$v IDGEN_PART=build bash tests/all.sh 2>&1 | tee "$logs/$v.build"
   build_secs[$v]=$((SECONDS - start))
   count "$v" build
   build_line[$v]=$counted
-  if [ -n "$previous" ]; then finish_system_tests "$previous"; fi
-  previous=
   if grep -q '^--- setup: .*stopped the run' "$logs/$v.build"; then
     echo "--- PostgreSQL $v: its system tests were not run: its build part stopped at its setup (above)"
     failed=$((failed + 1))
@@ -103,13 +98,19 @@ for v in 15 16 17 18 19; do
     continue
   fi
   system_tests "$v" &
-  running=$!
-  previous=$v
+  system_pid[$v]=$!
 done
-if [ -n "$previous" ]; then finish_system_tests "$previous"; fi
+for v in 15 16 17 18 19; do
+  [ -n "${system_pid[$v]:-}" ] || continue
+  wait "${system_pid[$v]}"
+  cat "$logs/$v.system"
+  count "$v" system
+  lines+=("PostgreSQL $v: build part (${build_secs[$v]} s): ${build_line[$v]}; system tests ($(cat "$logs/$v.system.secs") s): $counted")
+done
 echo
 if ((${#failures[@]})); then printf '%s\n' "${failures[@]}"; fi
 if ((${#skips[@]})); then printf 'skipped on %s\n' "${skips[@]}"; fi
 printf '%s\n' "${lines[@]}"
+echo "run: $SECONDS s"
 echo "summary: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

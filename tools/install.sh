@@ -44,6 +44,8 @@ fi
   dest=/${f#./}
   mode=644
   case $dest in *.so) mode=755 ;; esac
+  # The same file already in place stays (a second install of one build replaces nothing).
+  if cmp -s "$from/$f" "$dest"; then continue; fi
   $SUDO mkdir -p "$(dirname "$dest")"
   $SUDO install -m "$mode" "$from/$f" "$dest.new-$$"
   $SUDO mv -f "$dest.new-$$" "$dest"

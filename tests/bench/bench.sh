@@ -9,7 +9,7 @@
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
 # pg_uuidv7, built from IDGEN_VENDOR_DIR by peers.sh, and the built-ins.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/lib.sh"
-PORT=26399
+PORT=$(port 0)
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
@@ -242,7 +242,7 @@ if part leases; then
 
   # Time for a node in lease mode to get its lease at start: from pg_ctl start returning to the
   # first snowflake_next() that works, against the same wait for SELECT 1 (the baseline).
-  NODE_PORT=26406
+  NODE_PORT=$(port 1)
   cluster_init bench_node $NODE_PORT "idgen.worker_id_source = lease" \
     "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$PORT dbname=postgres user=postgres'"
   cluster_start bench_node
@@ -279,7 +279,7 @@ if part citus; then
   source "$REPO/tests/helpers/citus.sh"
   printf '\n## Citus %s: a coordinator and two workers, INSERT into a distributed table\n' "$CITUS_VERSION"
   if citus_ensure; then
-    CC=26464
+    CC=$(port 2)
     citus_conf=("shared_preload_libraries = 'citus,pg_idgen'" "idgen.worker_id_source = citus" "max_connections = 300"
       "shared_buffers = '256MB'" "synchronous_commit = off")
     for n in 0 1 2; do
@@ -329,8 +329,8 @@ if part idle; then
   # with a synchronous standby (a pause of 2 s). tests/bench/idle.py, with Debian's python3-psycopg2
   # (ensure_deps installs it for /usr/bin/python3).
   printf '\n## Low traffic: the first INSERT after a pause (fsync on, synchronous_commit on)\n'
-  IP=26467
-  IS=26468
+  IP=$(port 3)
+  IS=$(port 4)
   cluster_init bench_idle $IP "shared_buffers = '256MB'" "idgen.worker_id = 1" "max_wal_senders = 4"
   cluster_start bench_idle
   trap 'cluster_stop bench immediate; cluster_stop bench_idle immediate; cluster_stop bench_idle_s immediate 2>/dev/null' EXIT
@@ -365,7 +365,7 @@ if part baseline; then
     printf '\n## Baseline: skipped (BASELINE=<git revision>, on PostgreSQL 15)\n'
   else
     source "$REPO/tests/bench/baseline.sh"
-    BP=26469
+    BP=$(port 5)
     BASE_BIN=$(baseline_build "$BASELINE")
     trap 'cluster_stop bench immediate; PGBIN=$BASE_BIN cluster_stop bench_base immediate 2>/dev/null' EXIT
     PGBIN=$BASE_BIN cluster_init bench_base $BP "${BENCH_CONF[@]}"

@@ -13,7 +13,6 @@ unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES
 # benchmark's Citus rows), pgEdge snowflake and pg_uuidv7 (the benchmark's peer rows). Optional:
 # where they are missing those parts are skipped and counted as skipped (CONTRIBUTING.md).
 IDGEN_VENDOR_DIR=${IDGEN_VENDOR_DIR:-$REPO/../shared/vendor}
-WORK=${PG_IDGEN_WORK:-/var/tmp/pg_idgen}
 FAKETIME_LIB=/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -38,6 +37,10 @@ pgrx_home_for() {
   echo "$home"
 }
 PG_CONFIG=$(pg_config_for "$PG")
+# Each major's clusters and files under a directory of its own, so that the same test can run for
+# two majors at once (tests/all_versions.sh).
+WORK_ROOT=${PG_IDGEN_WORK:-/var/tmp/pg_idgen}
+WORK=$WORK_ROOT/$PG
 PGBIN=$("$PG_CONFIG" --bindir)
 PG_FEATURES="pg$PG"
 PGRX_HOME=$(pgrx_home_for "$PG" "$PG_CONFIG")
@@ -90,10 +93,31 @@ run_golden() {
 
 cluster_dir() { echo "$WORK/$1"; }
 
-# cluster_init NAME PORT [postgresql.conf lines...]: a fresh cluster with pg_idgen preloaded.
-# Test clusters listen on ports 26390-26499: below Linux's ephemeral range (32768-60999), where
-# the local end of any client connection (or its TIME_WAIT) could hold a port a cluster is about
-# to bind, and the start would fail with "Address already in use".
+# port K: the K-th port (0 to 9) of the script that runs ($0: a system test, the benchmark, or
+# tests/all.sh for its golden files' cluster). Each script has ten of its own for each major: 27000
+# + 1000 x (major - 15) + 10 x its place among the scripts (all, bench, then tests/system/*.sh by
+# name). So any two scripts, of one major or of two, can run at once, and a new test needs no
+# number picked by hand. All of them lie below Linux's ephemeral range (32768-60999), where the
+# local end of any client connection (or its TIME_WAIT) could hold a port a cluster is about to
+# bind, and the start would fail with "Address already in use".
+port() {
+  local k=$1 me i=0 name
+  me=$(basename "$0" .sh)
+  case $k in [0-9]) ;; *) echo "port: K is 0 to 9, not '$k'" >&2; return 2 ;; esac
+  for name in all bench $(cd "$REPO/tests/system" && ls -- *.sh | sed 's/\.sh$//'); do
+    if [ "$name" = "$me" ]; then
+      ((10 * i < 1000)) || { echo "port: more than 100 scripts: widen the ranges of port()" >&2; return 1; }
+      echo $((27000 + 1000 * (PG - 15) + 10 * i + k))
+      return
+    fi
+    i=$((i + 1))
+  done
+  echo "port: $0 is none of tests/all.sh, tests/bench/bench.sh, tests/system/*.sh" >&2
+  return 1
+}
+
+# cluster_init NAME PORT [postgresql.conf lines...]: a fresh cluster with pg_idgen preloaded, on a
+# port from port().
 cluster_init() {
   local name=$1 port=$2 dir
   shift 2

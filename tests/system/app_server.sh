@@ -7,7 +7,7 @@
 #   - a server whose lease is taken from it (expired by hand on the coordinator) is told so by
 #     its next heartbeat and stops making IDs; the id's next holder starts after its last ID.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26407
+PORT=$(port 0)
 OUT="$WORK/app_server.out"
 PY=/usr/bin/python3
 APP="$REPO/examples/app_server.py"

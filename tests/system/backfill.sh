@@ -9,7 +9,7 @@
 # (Controls run by hand on a build without the counter write of src/backfill/counters.rs: the
 # checks of distinct IDs fail.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-A=26416 B=26417 S=26418 C=26419
+A=$(port 0) B=$(port 1) S=$(port 2) C=$(port 3)
 trap 'for c in bf_a bf_b bf_s bf_c; do cluster_stop $c immediate 2>/dev/null || true; done' EXIT
 out=$(mktemp -d)
 chmod 777 "$out"

@@ -20,10 +20,10 @@
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$REPO/tests/helpers/citus.sh"
 citus_ensure || exit 77
-C=26460
-W1=26461
-W2=26462
-W3=26463
+C=$(port 0)
+W1=$(port 1)
+W2=$(port 2)
+W3=$(port 3)
 CLOCK="$WORK/citus_w1.faketime"
 echo "+0" | as_pg tee "$CLOCK" >/dev/null
 setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }

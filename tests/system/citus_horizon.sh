@@ -15,9 +15,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
 source "$REPO/tests/helpers/citus.sh"
 citus_ensure || exit 77
 VENV=$(py_venv) || skip_test "pip could not install psycopg from PyPI ($VENV)"
-C=26464
-W1=26465
-W2=26466
+C=$(port 0)
+W1=$(port 1)
+W2=$(port 2)
 conf=("shared_preload_libraries = 'citus,pg_idgen'" "idgen.worker_id_source = citus"
   "max_connections = 200" "max_prepared_transactions = 100")
 cluster_init ch_c $C "${conf[@]}"

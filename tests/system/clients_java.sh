@@ -8,7 +8,7 @@
 # Skipped, saying why, when the packages cannot be installed.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
-PORT=26452
+PORT=$(port 0)
 PKGS=(libpostgresql-jdbc-java libhibernate3-java libjavassist-java)
 command -v javac >/dev/null || PKGS+=(default-jdk-headless)
 if ! apt_install_missing "${PKGS[@]}" >"$WORK/apt_java.log" 2>&1; then

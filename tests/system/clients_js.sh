@@ -15,8 +15,8 @@
 # Skipped, saying why, when Node.js is missing or the npm registry cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
-PORT=26449
-JS_PORT=26450
+PORT=$(port 0)
+JS_PORT=$(port 1)
 NODE_DIR=/var/tmp/pg_idgen_clients/node
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   apt_install_missing nodejs npm >"$WORK/apt_node.log" 2>&1 ||

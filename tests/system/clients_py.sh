@@ -20,7 +20,7 @@
 # Skipped, saying why, when PyPI cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
-PORT=26451
+PORT=$(port 0)
 VENV=$(py_venv) || skip_test "pip could not install psycopg, SQLAlchemy, Alembic, Django and SQLModel from PyPI ($VENV)"
 echo "  $("$VENV/bin/python" -c "import psycopg, sqlalchemy, alembic, django, sqlmodel, sys; print(f'python {sys.version.split()[0]}, psycopg {psycopg.__version__}, SQLAlchemy {sqlalchemy.__version__}, Alembic {alembic.__version__}, Django {django.get_version()}, SQLModel {sqlmodel.__version__}')")"
 cluster_init clients_py $PORT

@@ -6,7 +6,7 @@
 # Skipped, saying why, when the crates cannot be fetched.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
-PORT=26488
+PORT=$(port 0)
 TARGET="$WORK/rust-example-target"
 cd "$REPO"
 if ! CARGO_TARGET_DIR="$TARGET" cargo build --locked -q --manifest-path examples/rust/Cargo.toml >"$WORK/cargo_rust_example.log" 2>&1; then

@@ -6,7 +6,7 @@
 #   - kill -9 of a backend mid-run: after the crash restart, every new ID is above every old one;
 #   - immediate stop, clock 30 s back, start: every new ID is above every old one.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26392
+PORT=$(port 0)
 CLOCK="$WORK/clock_and_crash.faketime"
 echo "+0" | as_pg tee "$CLOCK" >/dev/null
 setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }

@@ -2,7 +2,7 @@
 # docs/guarantees.md, guarantee 1: 8 sessions x 500k IDs at once on one node, all unique, each session's IDs
 # strictly increasing; a parallel query's workers share the same generator.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26391
+PORT=$(port 0)
 SESSIONS=${SESSIONS:-8}
 PER=${PER:-500000}
 cluster_init conc $PORT "idgen.worker_id = 3" "max_parallel_workers_per_gather = 2"

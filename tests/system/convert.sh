@@ -15,7 +15,7 @@
 #     lists the plan with a warning instead of stopping;
 #   - pg_dump / pg_restore of the converted schema restores, and the restored tables take rows.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26448
+PORT=$(port 0)
 cluster_init convert $PORT
 cluster_start convert
 trap 'cluster_stop convert immediate' EXIT

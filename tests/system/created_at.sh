@@ -24,7 +24,7 @@
 #     a bound one key too tight, by hand, is caught. (Run once against the build with the core's
 #     inclusive lower bound one tick too high: 118 of 1,500 conditions disagreed.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26429
+PORT=$(port 0)
 EXTDIR="$("$PG_CONFIG" --sharedir)/extension"
 MAJOR=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
 cluster_init created_at $PORT "idgen.worker_id = 1"

@@ -12,7 +12,7 @@
 # (The relative links of every Markdown file are checked without a server, by
 # tools/check_links.py, a step of the test command on PostgreSQL 15.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26486
+P=$(port 0)
 fails() { ! "$@" >/dev/null; }
 trap 'cluster_stop docs immediate; cluster_stop docs_one immediate' EXIT
 cd "$REPO"
@@ -24,7 +24,7 @@ check "every SQL example runs, with the output each page shows (${#pages[@]} pag
   python3 tools/doctest.py --port $P "${pages[@]}"
 # A reader who follows the README's quick start and then every page in one database meets no
 # name an earlier page took (a server of its own: its backfill counters are in that database).
-P1=26421
+P1=$(port 1)
 cluster_init docs_one $P1 "idgen.worker_id = 1" "idgen.backfill_worker_id = 1023" "idgen.backfill_database = 'doctest_one'"
 cluster_start docs_one
 check "... and all of them in order in one database, after the README's quick start" \

@@ -10,7 +10,7 @@
 # (Control, run by hand: with dynamic_library_path = '$libdir:<the directory>' the check of the
 # mapped library fails: the server loads PostgreSQL's own copy.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26426
+PORT=$(port 0)
 [ "$PG" -ge 18 ] || skip_test "PostgreSQL $PG has no extension_control_path (18 and later)"
 dir="$WORK/extension_path"
 as_pg rm -rf "$dir"

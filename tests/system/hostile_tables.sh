@@ -13,7 +13,7 @@
 # type Eve's column uses, convert_schema_to_snowflake of her schema (a dry run, as its default),
 # and convert_to_snowflake of her table. Her code may run as Eve, or not at all; never as them.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26473
+PORT=$(port 0)
 cluster_init hostile $PORT "idgen.worker_id = 9"
 cluster_start hostile
 trap 'cluster_stop hostile immediate' EXIT

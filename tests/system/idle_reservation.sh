@@ -14,7 +14,7 @@
 # (The model of the mark covers the renewal, crates/core/src/models/mark.rs: its control, a
 # renewal that publishes its ticks without their record, repeats an ID.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26420
+P=$(port 0)
 trap 'cluster_stop idle immediate' EXIT
 start() { cluster_start idle; }
 cluster_init idle $P "idgen.worker_id = 1" "idgen.reserve_idle = '6s'" "idgen.max_drift = '10s'" "idgen.max_wait = '100ms'"

@@ -12,9 +12,8 @@
 #   - an update: a database made with the previous version's files (its install script beside
 #     the image's, standing for the previous image), then the new image alone: ALTER EXTENSION
 #     pg_idgen UPDATE.
-# idgen-test: alone
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26456
+PORT=$(port 0)
 [ "$PG" -ge 18 ] || skip_test "PostgreSQL $PG has no extension_control_path (18 and later)"
 apt_install_missing umoci
 NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)

@@ -6,7 +6,7 @@
 # build again; the server stays up and serves IDs throughout, and loads the new build on restart.
 # idgen-test: alone (it installs a debug build over the one every other test loads)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26439
+PORT=$(port 0)
 LIB="$("$PG_CONFIG" --pkglibdir)/pg_idgen.so"
 cluster_init live $PORT "idgen.worker_id = 3"
 cluster_start live

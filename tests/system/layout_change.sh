@@ -9,7 +9,7 @@
 #   - the control: with the history file deleted, the same change hands out IDs below old ones;
 #   - a damaged mark or history file disables Snowflake IDs with a clear ERROR.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26413
+PORT=$(port 0)
 cluster_init layout $PORT
 trap 'cluster_stop layout immediate' EXIT
 dir=$(cluster_dir layout)

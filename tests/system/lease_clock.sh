@@ -14,8 +14,8 @@
 # making IDs for 20 s with the coordinator gone: 5 checks failed. Until the lease ceiling, the node
 # went on making IDs 10 s ahead, beyond what its successor's start_after covers.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26414
-COORD=26415
+PORT=$(port 0)
+COORD=$(port 1)
 TTL_S=3
 CLOCK="$WORK/lease_clock.faketime"
 setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }

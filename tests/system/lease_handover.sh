@@ -10,9 +10,9 @@
 # (Control, run by hand: with the cap removed from snowflake.rs take(), A's batches run up to
 # 58.6 s past the stall and all 20,000 of B's first IDs were IDs A had made: 4 checks fail.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-COORD=26430
-A=26431
-B=26432
+COORD=$(port 0)
+A=$(port 1)
+B=$(port 2)
 trap 'kill -CONT $keeper 2>/dev/null; cluster_stop lh_a immediate; cluster_stop lh_b immediate; cluster_stop lh_coord immediate' EXIT
 keeper=""
 cluster_init lh_coord $COORD "idgen.worker_lease_grace = '1s'"

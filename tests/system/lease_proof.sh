@@ -13,9 +13,9 @@
 # went through; B then leased worker id 0 while A went on until its next heartbeat, and millions
 # of IDs repeated.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-COORD=26470
-A=26471
-B=26472
+COORD=$(port 0)
+A=$(port 1)
+B=$(port 2)
 trap 'for n in lp_a lp_b lp_coord; do cluster_stop $n immediate; done' EXIT
 
 cluster_init lp_coord $COORD "idgen.worker_lease_grace = '1s'"

@@ -11,7 +11,7 @@
 #   - a holder killed without release: its id comes back only after ttl + grace, and the next
 #     holder is told to start after the killed holder's last reported time.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26400
+PORT=$(port 0)
 OUT="$WORK/leases.out"
 cluster_init leases $PORT "max_connections = 120" "idgen.worker_lease_grace = '1s'"
 cluster_start leases
@@ -75,7 +75,7 @@ check "the holder renews with its lease number" eq \
 # What a lease-mode node tells its roles (idgen.worker_status): its code and the keeper's last
 # error, which names the coordinator's host, port and user only to those who may read
 # idgen.worker_lease_conninfo.
-NODE=26444
+NODE=$(port 1)
 cluster_init lease_node $NODE "idgen.worker_id_source = lease" "idgen.worker_lease_ttl = '3s'" \
   "idgen.worker_lease_conninfo = 'host=127.0.0.1 port=$PORT dbname=postgres user=no_such_role'"
 cluster_start lease_node

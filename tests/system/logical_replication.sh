@@ -17,11 +17,10 @@
 # (Control, run by hand: B given A's worker id and A's row deleted from idgen.node_origins instead
 # of snowflake_start_after: B's IDs repeat A's, the apply worker stops on "conflict detected ...
 # insert_exists", and "B applied everything A wrote" fails.)
-# idgen-test: alone (it builds pg_idgen for two majors)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-A=26423
-B=26424
-C=26425
+A=$(port 0)
+B=$(port 1)
+C=$(port 2)
 A_BIN=$(install_for 18) || { echo "  FAIL: pg_idgen for PostgreSQL 18"; exit 1; }
 B_BIN=$(install_for 19) || { echo "  FAIL: pg_idgen for PostgreSQL 19"; exit 1; }
 trap 'PGBIN=$A_BIN cluster_stop lr_a immediate; PGBIN=$B_BIN cluster_stop lr_b immediate' EXIT

@@ -9,7 +9,7 @@
 # (Control, run by hand on the code before the fix: recovery stops with that FATAL, the server
 # stays down, and six checks fail.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26434
+PORT=$(port 0)
 dir=$(cluster_dir mu_node)
 trap 'rmdir "$dir/pg_idgen.mark.tmp" 2>/dev/null || true; cluster_stop mu_node immediate' EXIT
 cluster_init mu_node $PORT "idgen.reserve_window = '200ms'"

@@ -14,7 +14,7 @@
 # promtool test rules fails; with the GRANTs to pg_monitor taken out of the install script, the
 # first checks fail with "permission denied for view segment_status".)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-NODE=26493 COORD=26494 LNODE=26495 PGX1=26496 PGX2=26497 SQLX=26498 PROM=26499 PGX3=26489
+NODE=$(port 0) COORD=$(port 1) LNODE=$(port 2) PGX1=$(port 3) PGX2=$(port 4) SQLX=$(port 5) PROM=$(port 6) PGX3=$(port 7)
 OUT="$WORK/monitoring"
 CLOCK="$OUT/clock.faketime"
 rm -rf "$OUT" && mkdir -p "$OUT" && chmod 777 "$WORK" "$OUT"

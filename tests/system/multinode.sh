@@ -12,11 +12,11 @@
 #     ttl + grace, and that holder starts after B's last ID;
 #   - the time a node takes to get its lease at start.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-COORD=26401
-A=26402
-B=26403
-C=26404
-AGG=26405
+COORD=$(port 0)
+A=$(port 1)
+B=$(port 2)
+C=$(port 3)
+AGG=$(port 4)
 TTL_S=3
 SECONDS=0
 trap 'for n in mn_a mn_b mn_c mn_agg mn_coord; do cluster_stop $n immediate; done' EXIT

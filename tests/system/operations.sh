@@ -14,10 +14,10 @@
 #     administrator; the paths our messages point to (restore them, or create the type again)
 #     repeat no ID.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-A=26409
-B=26410
-P=26411
-S=26412
+A=$(port 0)
+B=$(port 1)
+P=$(port 2)
+S=$(port 3)
 OUT="$WORK/operations.out"
 SECONDS=0
 trap 'for n in ops_a ops_b ops_p ops_s; do cluster_stop $n immediate; done' EXIT

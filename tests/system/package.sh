@@ -3,9 +3,9 @@
 # PGDG's layout. On 15, where Debian's postgresql-15 is installed, it is installed as a user
 # would (apt install ./file.deb, after removing the source install), the golden files run against
 # it, and it is removed again; the source install is put back whatever happens.
-# idgen-test: alone (it removes the source install and installs the package in its place)
+# idgen-test: alone on 15 (there it removes the source install and installs the package in its place)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26445
+PORT=$(port 0)
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -1)
 arch=$(dpkg --print-architecture)
 name=postgresql-$PG-pg-idgen

@@ -8,7 +8,7 @@
 # 0.2.4, the plan computes them in the workers and every column is out of order: 6 of
 # the 7 checks fail.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26474
+P=$(port 0)
 trap 'cluster_stop parallel immediate' EXIT
 cluster_init parallel $P "max_worker_processes = 16" "max_parallel_workers = 8"
 cluster_start parallel

@@ -12,7 +12,7 @@
 #   - control: partitions made with bounds one tick off put the first or last tick of a day into
 #     the wrong partition, and the check of the days says so.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26487
+P=$(port 0)
 [ "$PG" = 15 ] || skip_test "pg_partman is packaged here for Debian's PostgreSQL 15 only (postgresql-15-partman)"
 apt_install_missing postgresql-15-partman >"$WORK/apt_partman.log" 2>&1 ||
   skip_test "apt-get could not install postgresql-15-partman ($(tail -1 "$WORK/apt_partman.log"))"

@@ -20,10 +20,9 @@
 # (Control, run by hand: with the node-wide refusal taken out of node/origin_check.rs and the recipe run with
 # the new node's max_drift, 7 checks of part 1 fail: the new database's IDs and the recipe's are at
 # or below the old ones.)
-# idgen-test: alone (it builds pg_idgen for two more majors: two cores of compiling)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-OLD=26437
-NEW=26438
+OLD=$(port 0)
+NEW=$(port 1)
 OLD_MAJOR=18
 NEW_MAJOR=19
 trap 'PGBIN=$OLD_BIN cluster_stop pu_old immediate; PGBIN=$NEW_BIN cluster_stop pu_new immediate' EXIT

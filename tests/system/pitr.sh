@@ -6,8 +6,8 @@
 # them, also when a caller had made the node cache ranges before the remedy, and Snowflake IDs are
 # above them anyway (time moved on).
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26440
-R=26441
+P=$(port 0)
+R=$(port 1)
 ARCH="$WORK/pitr.archive"
 OUT="$WORK/pitr.out"
 as_pg rm -rf "$ARCH" && as_pg mkdir -p "$ARCH"

@@ -22,8 +22,9 @@
 # keys into the planter's table. Both checks failed, as the check of its control did.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
-P=26483
-P2=26484
+P=$(port 0)
+P2=$(port 1)
+STANDBY=$(port 2)
 K=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 VENV=$(py_venv) || skip_test "pip could not install psycopg and cyphera from PyPI ($VENV)"
 trap 'cluster_stop pubid immediate; cluster_stop pubid2 immediate; cluster_stop pubid_standby immediate' EXIT
@@ -230,7 +231,7 @@ check "restored into another cluster (a superuser's dump holds the keys): the sa
 # (A checkpoint first: pg_basebackup's own is spread over minutes after the writes above.)
 q $P "CHECKPOINT"
 check "a physical standby has the keys (they are WAL-logged rows): the same public IDs there" eq \
-  "$(standby_init pubid_standby $P 26485 >/dev/null 2>&1 && cluster_start pubid_standby >/dev/null 2>&1 &&
-     q 26485 "SELECT idgen.id_to_public(123, 'invoice') || ' ' || idgen.id_to_public(123, 'account')")" "$before"
+  "$(standby_init pubid_standby $P $STANDBY >/dev/null 2>&1 && cluster_start pubid_standby >/dev/null 2>&1 &&
+     q $STANDBY "SELECT idgen.id_to_public(123, 'invoice') || ' ' || idgen.id_to_public(123, 'account')")" "$before"
 cluster_stop pubid_standby immediate
 finish

@@ -39,7 +39,7 @@
 # the holders checks failed too.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
-P=26478
+P=$(port 0) FLAG=$(port 1) STANDBY=$(port 2) HZ_A=$(port 3) HZ_B=$(port 4) HZ_C=$(port 5)
 VENV=$(py_venv) || skip_test "pip could not install psycopg from PyPI ($VENV)"
 CLOCK="$WORK/read_horizon.faketime"
 setclock() { echo "$1" | as_pg tee "$CLOCK" >/dev/null; }
@@ -136,16 +136,16 @@ check "after the run the horizon moved on: nothing holds it, and it is above eve
 # insert position on the primary, the page on the standby once it has replayed past it.
 trap 'cluster_stop horizon immediate; cluster_stop horizon_standby immediate' EXIT
 q $P "TRUNCATE outbox"
-standby_init horizon_standby $P 26480
+standby_init horizon_standby $P $STANDBY
 # Replay 100 ms behind the primary, as a loaded standby is: what the recipe's wait is for.
 cluster_conf horizon_standby "recovery_min_apply_delay = '100ms'"
 cluster_start horizon_standby
 for f in "idgen.read_horizon()" "idgen.read_horizon_uuid()"; do
-  err=$(psql -h 127.0.0.1 -p 26480 -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT $f" 2>&1 || true)
+  err=$(psql -h 127.0.0.1 -p $STANDBY -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT $f" 2>&1 || true)
   check "on a standby $f is refused with 25006" grep -q "25006" <<<"$err"
 done
 log "read_horizon: 20 s of writers, readers on the standby"
-HZ_STANDBY="host=127.0.0.1 port=26480 user=postgres dbname=postgres" HZ_READERS=standby_id,standby_control \
+HZ_STANDBY="host=127.0.0.1 port=$STANDBY user=postgres dbname=postgres" HZ_READERS=standby_id,standby_control \
   "$VENV/bin/python" "$REPO/tests/system/horizon_stress.py" "host=127.0.0.1 port=$P user=postgres dbname=postgres" 20 \
   "$REPO/examples" >"$WORK/horizon_standby.json" 2>"$WORK/horizon_standby.err" || true
 out=$(cat "$WORK/horizon_standby.json")
@@ -162,7 +162,7 @@ cluster_stop horizon_standby fast
 # reader pages with the recipe (read_page_nodes: the smallest horizon of the writers, then a
 # marker row moved on each writer, read once the markers have arrived).
 trap 'cluster_stop horizon immediate; cluster_stop hz_a immediate; cluster_stop hz_b immediate; cluster_stop hz_c immediate' EXIT
-for n in a:26490:1 b:26491:2 c:26492:3; do
+for n in a:$HZ_A:1 b:$HZ_B:2 c:$HZ_C:3; do
   IFS=: read -r name port worker <<<"$n"
   cluster_init "hz_$name" "$port" "wal_level = logical" "idgen.worker_id = $worker"
   cluster_start "hz_$name"
@@ -170,21 +170,21 @@ for n in a:26490:1 b:26491:2 c:26492:3; do
              CREATE TABLE outbox (id bigint PRIMARY KEY DEFAULT snowflake_next(), node int, n int);
              CREATE TABLE relay_marker (node int PRIMARY KEY, seq bigint)"
 done
-q 26490 "CREATE PUBLICATION relay FOR TABLE outbox, relay_marker"
-q 26491 "CREATE PUBLICATION relay FOR TABLE outbox, relay_marker"
+q $HZ_A "CREATE PUBLICATION relay FOR TABLE outbox, relay_marker"
+q $HZ_B "CREATE PUBLICATION relay FOR TABLE outbox, relay_marker"
 # (One statement per call: CREATE SUBSCRIPTION cannot run in a transaction block.)
-q 26492 "CREATE SUBSCRIPTION from_a CONNECTION 'host=127.0.0.1 port=26490 user=postgres dbname=postgres' PUBLICATION relay" 2>/dev/null
-q 26492 "CREATE SUBSCRIPTION from_b CONNECTION 'host=127.0.0.1 port=26491 user=postgres dbname=postgres' PUBLICATION relay" 2>/dev/null
+q $HZ_C "CREATE SUBSCRIPTION from_a CONNECTION 'host=127.0.0.1 port=$HZ_A user=postgres dbname=postgres' PUBLICATION relay" 2>/dev/null
+q $HZ_C "CREATE SUBSCRIPTION from_b CONNECTION 'host=127.0.0.1 port=$HZ_B user=postgres dbname=postgres' PUBLICATION relay" 2>/dev/null
 # Until a subscription's tables are synchronized, each table catches up on its own, out of the
 # publisher's commit order: the recipe holds once they are ready.
 for i in $(seq 1 120); do
-  [ "$(q 26492 "SELECT count(*) FILTER (WHERE srsubstate = 'r') FROM pg_subscription_rel")" = 4 ] && break
+  [ "$(q $HZ_C "SELECT count(*) FILTER (WHERE srsubstate = 'r') FROM pg_subscription_rel")" = 4 ] && break
   sleep 0.5
 done
-check "the subscriptions' tables are synchronized" eq "$(q 26492 "SELECT count(*) FILTER (WHERE srsubstate = 'r') FROM pg_subscription_rel")" 4
+check "the subscriptions' tables are synchronized" eq "$(q $HZ_C "SELECT count(*) FILTER (WHERE srsubstate = 'r') FROM pg_subscription_rel")" 4
 log "read_horizon: 20 s of writers on two nodes, readers on their subscriber"
-"$VENV/bin/python" "$REPO/tests/system/horizon_nodes.py" "host=127.0.0.1 port=26490 user=postgres dbname=postgres" \
-  "host=127.0.0.1 port=26491 user=postgres dbname=postgres" "host=127.0.0.1 port=26492 user=postgres dbname=postgres" 20 \
+"$VENV/bin/python" "$REPO/tests/system/horizon_nodes.py" "host=127.0.0.1 port=$HZ_A user=postgres dbname=postgres" \
+  "host=127.0.0.1 port=$HZ_B user=postgres dbname=postgres" "host=127.0.0.1 port=$HZ_C user=postgres dbname=postgres" 20 \
   "$REPO/examples" >"$WORK/horizon_nodes.json" 2>"$WORK/horizon_nodes.err" || true
 out=$(cat "$WORK/horizon_nodes.json")
 echo "    $out"
@@ -220,9 +220,9 @@ show_errors "$WORK/relay.err"
 
 # Under clock_policy rollback_flag IDs after a flip sort below earlier ones: refused.
 trap 'cluster_stop horizon immediate; cluster_stop horizon_flag immediate' EXIT
-cluster_init horizon_flag 26479 "idgen.layout = 'raindrop'" "idgen.clock_policy = 'rollback_flag'" "idgen.worker_id = 1"
+cluster_init horizon_flag $FLAG "idgen.layout = 'raindrop'" "idgen.clock_policy = 'rollback_flag'" "idgen.worker_id = 1"
 cluster_start horizon_flag
-q 26479 "CREATE EXTENSION pg_idgen"
-err=$(psql -h 127.0.0.1 -p 26479 -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT idgen.read_horizon()" 2>&1 || true)
+q $FLAG "CREATE EXTENSION pg_idgen"
+err=$(psql -h 127.0.0.1 -p $FLAG -U postgres -X -q -A -t -c "\set VERBOSITY sqlstate" -c "SELECT idgen.read_horizon()" 2>&1 || true)
 check "rollback_flag: refused with 55000" grep -q "55000" <<<"$err"
 finish

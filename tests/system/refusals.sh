@@ -7,7 +7,7 @@
 # clock) names that test, which must check the SQLSTATE. Control: a line expecting another
 # SQLSTATE fails.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26422
+P=$(port 0)
 trap 'cluster_stop refusals immediate' EXIT
 cluster_init refusals $P "idgen.worker_id = 1" "idgen.backfill_worker_id = 1023" "idgen.backfill_database = 'postgres'"
 cluster_start refusals

@@ -16,8 +16,8 @@
 #    replacement's clock (before the fix: refused, 22023, leaving no safe path), with a WARNING;
 #    IDs are refused while the clock is behind, and once it is fixed none repeats.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26476
-R=26477
+P=$(port 0)
+R=$(port 1)
 trap 'cluster_stop rp_dead immediate; cluster_stop rp_new immediate' EXIT
 cluster_init rp_dead $P "idgen.layout = 'js_safe_s'" "idgen.worker_id = 2" "idgen.max_drift = '120s'"
 cluster_start rp_dead

@@ -14,7 +14,7 @@
 # clean restart" checks fail with the errors quoted above; without the mark_rewrite flag in
 # MarkReserver::extend (node/reservation.rs), the last two checks fail, with 1,000 message IDs made twice.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26433
+PORT=$(port 0)
 trap 'cluster_stop rs_node immediate' EXIT
 msg_err() { psql -h 127.0.0.1 -p $PORT -U postgres -X -q -A -t -c "$1" 2>&1 >/dev/null | head -1; }
 

@@ -15,10 +15,10 @@
 #   - a single-user server, which runs no allocator, refuses at once;
 #   - two clusters with delta 2 and remainders 0 and 1 never overlap.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26396
-A=26397
-B=26398
-SLOTS=26442
+PORT=$(port 0)
+A=$(port 1)
+B=$(port 2)
+SLOTS=$(port 3)
 OUT="$WORK/segments.out"
 cluster_init seg $PORT "max_connections = 120" "idgen.segment_step_target = 0"
 cluster_start seg

@@ -11,8 +11,8 @@
 # Control, run on the build before the fix: both stops failed (pg_ctl: server does not shut down,
 # after 60 s).
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-MUTE=26427
-NODE=26428
+MUTE=$(port 0)
+NODE=$(port 1)
 trap 'kill "$mute" 2>/dev/null || true; cluster_stop sd_lease immediate; cluster_stop sd_node immediate' EXIT
 
 # stopped_within NAME SECONDS: a fast stop of NAME ends within SECONDS (pg_ctl waits at most 60;

@@ -5,8 +5,8 @@
 # (only the WAL-logged mark can tell the standby about those). The same for UUIDv7s, whose stream
 # shares the mark.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26394
-S=26395
+P=$(port 0)
+S=$(port 1)
 CLOCK="$WORK/standby.faketime"
 cluster_init sb_primary $P "idgen.worker_id = 5" "wal_level = replica" "max_wal_senders = 5"
 cluster_start sb_primary

@@ -2,7 +2,7 @@
 # Without shared_preload_libraries every entry point fails with 55000 and the server stays up;
 # a layout or worker id that cannot make good IDs stops the server at start, naming the setting.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26393
+PORT=$(port 0)
 cluster_init boot $PORT
 trap 'cluster_stop boot immediate' EXIT
 dir=$(cluster_dir boot)

@@ -9,8 +9,8 @@
 # (Control, run by hand on the code before the fix: the primary handed out 6,800 IDs of each kind
 # after the cut, and 4 checks fail, with 4,300 Snowflake IDs made twice.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26435
-S=26436
+P=$(port 0)
+S=$(port 1)
 CLOCK="$WORK/sync_standby.faketime"
 cluster_init ss_primary $P "idgen.worker_id = 3" "wal_level = replica" "max_wal_senders = 5" \
   "synchronous_standby_names = 'ss_standby'"

@@ -8,7 +8,7 @@
 # (The specification's own valid and invalid examples: tests/pg_regress/sql/typeid.sql.)
 # Skipped, saying why, when PyPI cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26453
+PORT=$(port 0)
 VENV=/var/tmp/pg_idgen_clients/typeid
 PKG="typeid-python==0.3.11"
 if ! "$VENV/bin/python" -c "import typeid" 2>/dev/null; then

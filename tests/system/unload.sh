@@ -4,7 +4,7 @@
 # cannot replay pg_idgen's WAL records: it stops with the exact message docs/install.md quotes. The
 # way out it gives: preload again, start (recovery finishes), CHECKPOINT, clean stop, remove.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26443
+PORT=$(port 0)
 cluster_init unload $PORT
 cluster_start unload
 trap 'cluster_stop unload immediate' EXIT

@@ -8,7 +8,7 @@
 #     version: members, function definitions, views, columns (with their comments), constraints,
 #     indexes, comments, privileges and the tables pg_dump keeps.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26408
+PORT=$(port 0)
 EXTDIR="$("$PG_CONFIG" --sharedir)/extension"
 NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)
 # A lease coordinator that makes Snowflake IDs too: its own worker id is set (worker_unset.sh)

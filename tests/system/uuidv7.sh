@@ -14,7 +14,7 @@
 #     (the ULID spelling); the PyPI part is skipped, saying why, when PyPI cannot be reached; on
 #     PostgreSQL 18, its own uuid_extract_timestamp() and uuidv7() against ours.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-PORT=26454
+PORT=$(port 0)
 CLOCK="$WORK/uuidv7.faketime"
 VENV=/var/tmp/pg_idgen_clients/uuid
 echo "+0" | as_pg tee "$CLOCK" >/dev/null

@@ -10,7 +10,7 @@
 # (Control, run by hand on the build before: no WARNING, problem NULL, and both refusals are
 # IDs of worker 0: 6 checks fail.)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
-P=26475
+P=$(port 0)
 trap 'cluster_stop unset immediate' EXIT
 cluster_init unset $P "wal_level = logical"
 cluster_start unset
