@@ -32,6 +32,10 @@ close_run() {
 trap close_run EXIT
 part=${IDGEN_PART:-all}
 case $part in all | build | system) ;; *) stage="IDGEN_PART=$part: it is all, build or system"; exit 2 ;; esac
+# Builds outside the clone (use_shared_target_root in tools/rust_toolchain.sh), before lib.sh
+# picks this major's target directory.
+source "$(dirname "${BASH_SOURCE[0]}")/../tools/rust_toolchain.sh"
+use_shared_target_root
 source "$(dirname "${BASH_SOURCE[0]}")/helpers/lib.sh"
 cd "$REPO"
 

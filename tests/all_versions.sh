@@ -38,6 +38,15 @@ failures=() # each failed version's "failed:" line and failed checks, repeated a
 # A Rust new enough, checked once before anything (tools/rust_toolchain.sh); each layer would
 # otherwise stop on it in turn.
 source tools/rust_toolchain.sh
+# Every major's builds under one root outside the clone (tools/rust_toolchain.sh). It grows by
+# pg_idgen's own crates for each clone path it has seen: past IDGEN_TARGET_MAX_GB (30) it is
+# emptied first, and the run says so (its builds then start from nothing).
+use_shared_target_root
+target_gb=$(du -s -BG "$IDGEN_TARGET_ROOT" 2>/dev/null | sed -n 's/^\([0-9]*\)G.*/\1/p')
+if [ "${target_gb:-0}" -gt "${IDGEN_TARGET_MAX_GB:-30}" ]; then
+  echo "==> $IDGEN_TARGET_ROOT holds ${target_gb} GB, more than ${IDGEN_TARGET_MAX_GB:-30}: emptied; every build starts from nothing"
+  rm -rf "$IDGEN_TARGET_ROOT"
+fi
 if ! use_new_enough_rust; then
   echo "--- setup: a Rust new enough (exit 1): see above"
   echo "summary: 0 passed, 1 failed, 0 skipped"

@@ -11,6 +11,7 @@
 #
 #   use_new_enough_rust       returns 0 (RUSTUP_TOOLCHAIN exported if needed) or 1 (said why)
 #   use_target_dir_for MAJOR  builds for that PostgreSQL in target/pgMAJOR (CARGO_TARGET_DIR)
+#   use_shared_target_root    the test command's target directories, outside the clone
 #   bash tools/rust_toolchain.sh    prints the choice (what a build started here would use)
 
 # rustc_version [TOOLCHAIN]: X.Y.Z of rustc (of that rustup toolchain), or nothing.
@@ -71,6 +72,15 @@ use_target_dir_for() {
   local repo
   repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   export CARGO_TARGET_DIR="${IDGEN_TARGET_ROOT:-$repo/target}/pg$1"
+}
+
+# use_shared_target_root: the test command's builds (tests/all.sh, tests/all_versions.sh) under
+# IDGEN_TARGET_ROOT, by default ~/.cache/pg_idgen/target: outside the clone, shared by the clones
+# of this user, so that a fresh clone (CI's) compiles pg_idgen's own two crates and not again the
+# hundreds of dependencies an earlier run compiled (cargo keeps each clone's crates apart, by their
+# paths, and rebuilds whatever changed). Other commands keep building under the clone's target/.
+use_shared_target_root() {
+  export IDGEN_TARGET_ROOT=${IDGEN_TARGET_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/pg_idgen/target}
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
