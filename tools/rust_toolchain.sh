@@ -79,8 +79,22 @@ use_target_dir_for() {
 # of this user, so that a fresh clone (CI's) compiles pg_idgen's own two crates and not again the
 # hundreds of dependencies an earlier run compiled (cargo keeps each clone's crates apart, by their
 # paths, and rebuilds whatever changed). Other commands keep building under the clone's target/.
+#
+# Cargo takes a package's build for fresh when none of its files is newer than the build, and it
+# tells the clones' own crates apart by their paths inside the clone, not by the clone's: a clone
+# whose files are older than another clone's build (checked out earlier, or changed with an old
+# time) would be given that build and test it. So the first call of a run makes every file of
+# this clone newer than any build there (IDGEN_CLONE_TOUCHED tells the nested ones): its own crates
+# are compiled again, once. (Control: a clone whose change was older than another clone's build
+# got "Finished" with no compile; touched, it was compiled and its error shown.)
 use_shared_target_root() {
   export IDGEN_TARGET_ROOT=${IDGEN_TARGET_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/pg_idgen/target}
+  if [ -z "${IDGEN_CLONE_TOUCHED:-}" ]; then
+    local repo
+    repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    find "$repo" \( -path "$repo/target" -o -path "$repo/.git" \) -prune -o -type f -exec touch -c {} +
+    export IDGEN_CLONE_TOUCHED=1
+  fi
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

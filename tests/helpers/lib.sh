@@ -22,10 +22,13 @@ use_new_enough_rust
 # The PostgreSQL to build for and test against: PG=15 (default) to 19 (tests/helpers/pg_versions.sh).
 source "$REPO/tests/helpers/pg_versions.sh"
 # pgrx_home_for MAJOR PG_CONFIG: prints the PGRX_HOME to build for that PostgreSQL with; cargo-pgrx
-# finds each PostgreSQL through its config.toml, so versions other than 15 get one of their own.
+# finds each PostgreSQL through its config.toml, so each major gets one of its own. Outside the
+# clone, 15's too (the clone's pgrx-config/ says the same, for tools/install.sh run by hand): pgrx's
+# bindings are generated again, and pgrx compiled again, whenever PGRX_HOME names another
+# directory, so a home inside each fresh clone made every run compile them for 15 three times
+# (clippy, release, debug) despite the shared target directory (use_shared_target_root).
 pgrx_home_for() {
   local home config
-  if [ "$1" = 15 ]; then echo "$REPO/pgrx-config"; return; fi
   versions_dir_ready
   home="$PG_VERSIONS_DIR/pgrx-home-$1"
   config=$(printf '[configs]\npg%s = "%s"' "$1" "$2")
