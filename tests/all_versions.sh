@@ -38,8 +38,9 @@ failures=() # each failed version's "failed:" line and failed checks, repeated a
 # A Rust new enough, checked once before anything (tools/rust_toolchain.sh); each layer would
 # otherwise stop on it in turn.
 source tools/rust_toolchain.sh
-# Every major's builds under one root outside the clone (tools/rust_toolchain.sh). It grows by
-# pg_idgen's own crates for each clone path it has seen: past IDGEN_TARGET_MAX_GB (30) it is
+# Every major's builds under one root outside the clone (tools/rust_toolchain.sh). Every clone
+# builds into the same files there, but cargo keeps the builds of each other version of a
+# dependency, toolchain or set of flags it has seen: past IDGEN_TARGET_MAX_GB (30) the root is
 # emptied first, and the run says so (its builds then start from nothing).
 use_shared_target_root
 target_gb=$(du -s -BG "$IDGEN_TARGET_ROOT" 2>/dev/null | sed -n 's/^\([0-9]*\)G.*/\1/p')

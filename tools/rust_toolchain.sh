@@ -77,8 +77,8 @@ use_target_dir_for() {
 # use_shared_target_root: the test command's builds (tests/all.sh, tests/all_versions.sh) under
 # IDGEN_TARGET_ROOT, by default ~/.cache/pg_idgen/target: outside the clone, shared by the clones
 # of this user, so that a fresh clone (CI's) compiles pg_idgen's own two crates and not again the
-# hundreds of dependencies an earlier run compiled (cargo keeps each clone's crates apart, by their
-# paths, and rebuilds whatever changed). Other commands keep building under the clone's target/.
+# hundreds of dependencies an earlier run compiled. Other commands keep building under the
+# clone's target/.
 #
 # Cargo takes a package's build for fresh when none of its files is newer than the build, and it
 # tells the clones' own crates apart by their paths inside the clone, not by the clone's: a clone
