@@ -157,7 +157,7 @@ def objects(stmts):
 
 def keep_order(copied, previous):
     """The copied statements in the order the script in sql/ already has them (`previous`, its
-    text), each new one right after the statement before it in the install script: pgrx's
+    text), each new one after every statement before it in the install script: pgrx's
     order changes from build to build, and a rewritten file should differ only where the
     statements do. (The order stays one of the install script's: new statements follow what
     they followed there; tests/system/upgrade.sh runs the script on every version.)"""
@@ -172,8 +172,10 @@ def keep_order(copied, previous):
     for i in range(len(copied)):
         if codes[i] in rank:
             continue
-        before = [j for j in range(i) if j in out]
-        out.insert(out.index(before[-1]) + 1 if before else 0, i)
+        # After everything the install script has before it (its dependencies among them), not
+        # only after the statement just before it, which the kept order may have put early.
+        before = [out.index(j) for j in range(i) if j in out]
+        out.insert(max(before) + 1 if before else 0, i)
     return [copied[i] for i in out]
 
 

@@ -49,7 +49,7 @@ impl TimeType {
         }
     }
 
-    fn oid(self) -> pg_sys::Oid {
+    pub fn oid(self) -> pg_sys::Oid {
         match self {
             TimeType::Timestamptz => pg_sys::TIMESTAMPTZOID,
             TimeType::Timestamp => pg_sys::TIMESTAMPOID,
@@ -274,18 +274,47 @@ impl Bounds {
     /// may run them.
     pub fn of(&mut self, decoder: &Decoder, t: TimeType) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
         Some((
-            self.function(decoder.lower, t, decoder.takes_layout)?,
-            self.function(decoder.upper, t, decoder.takes_layout)?,
+            self.key_function(decoder.lower, t, decoder.takes_layout)?,
+            self.key_function(decoder.upper, t, decoder.takes_layout)?,
         ))
     }
 
-    fn function(&mut self, name: &'static CStr, t: TimeType, layout: bool) -> Option<pg_sys::Oid> {
+    /// The functions that bound the instants of a local time of type `t` (a date or a
+    /// timestamp: `time_local_lower` and `_upper`) or of a timestamptz truncated
+    /// (`time_trunc_lower` and `_upper`), as `local_time.rs` makes them.
+    pub fn of_local(&mut self, t: TimeType) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
+        let (lower, upper) = match t {
+            TimeType::Timestamptz => (c"time_trunc_lower", c"time_trunc_upper"),
+            _ => (c"time_local_lower", c"time_local_upper"),
+        };
+        let args = |t: TimeType| [t.oid(), pg_sys::TEXTOID, pg_sys::TEXTOID];
+        Some((
+            self.function(lower, t, &args(t))?,
+            self.function(upper, t, &args(t))?,
+        ))
+    }
+
+    fn key_function(
+        &mut self,
+        name: &'static CStr,
+        t: TimeType,
+        layout: bool,
+    ) -> Option<pg_sys::Oid> {
+        let args = [t.oid(), pg_sys::BOOLOID, pg_sys::TEXTOID];
+        self.function(name, t, if layout { &args[..] } else { &args[..2] })
+    }
+
+    /// `idgen_internal.name(args)`, whose first argument is of type `t`.
+    fn function(
+        &mut self,
+        name: &'static CStr,
+        t: TimeType,
+        args: &[pg_sys::Oid],
+    ) -> Option<pg_sys::Oid> {
         if let Some(&(_, _, oid)) = self.found.iter().find(|(n, u, _)| *n == name && *u == t) {
             return oid;
         }
         let schema = *self.schema.get_or_insert_with(internal_schema);
-        let args = [t.oid(), pg_sys::BOOLOID, pg_sys::TEXTOID];
-        let args = if layout { &args[..] } else { &args[..2] };
         let oid = schema.and_then(|s| lookup(s, name, args, t.suffix()));
         self.found.push((name, t, oid));
         oid

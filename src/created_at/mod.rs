@@ -21,9 +21,11 @@
 mod bounds;
 mod decoders;
 mod key_of;
+mod local_time;
 mod min_max;
 mod order_by;
 mod walk;
+mod wrappers;
 
 /// Sets it up while preloading.
 pub fn init() {

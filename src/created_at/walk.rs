@@ -18,10 +18,12 @@ use pgrx::pg_sys;
 use super::bounds::{Bounds, TimeType};
 use super::decoders::Decoded;
 use super::key_of::decoded_key;
+use super::local_time::served;
 use super::min_max::min_max_by_key;
 use super::order_by::order_by_key;
+use super::wrappers::{text, unwrap, Wrapped};
 use crate::gucs;
-use crate::pg::nodes::{cells, conjuncts, is_a, list_of};
+use crate::pg::nodes::{cells, conjuncts, is_a, list_of, text_constant};
 
 /// The most ranges added to one statement: each narrows what is read, so a few serve, and
 /// thousands of conditions must not cost thousands of comparisons each.
@@ -209,31 +211,91 @@ unsafe fn implied(
             } else {
                 (types.0, types.1)
             };
-            if time != TimeType::Timestamptz || !constant_for_statement(t) {
+            if !constant_for_statement(t) {
                 continue;
             }
-            let Some(found) = decoded_key(decoded, q) else {
+            let (lower, upper) = if flip { (upper, lower) } else { (lower, upper) };
+            if time == TimeType::Timestamptz {
+                if let Some(found) = decoded_key(decoded, q) {
+                    let (lower_fn, upper_fn) = cx.bounds.of(found.decoder, other)?;
+                    let mut conditions = Vec::new();
+                    if lower {
+                        conditions.push(key_bound(&found, t, true, inclusive, lower_fn));
+                    }
+                    if upper {
+                        conditions.push(key_bound(&found, t, false, inclusive, upper_fn));
+                    }
+                    return Some(Range {
+                        conditions,
+                        exact: found.exact,
+                    });
+                }
+            }
+            // A wrapper of the time compared with its own type (`created_at::date = D`).
+            if time != other {
+                continue;
+            }
+            let Some(w) = unwrap(decoded) else {
                 continue;
             };
-            let (lower_fn, upper_fn) = cx.bounds.of(found.decoder, other)?;
-            let (lower, upper) = if flip { (upper, lower) } else { (lower, upper) };
+            // The unit and the zone: text constants the bounds serve.
+            let unit = w.unit.map(|e| text_constant(e));
+            let zone = w.zone.map(|e| text_constant(e));
+            if w.result != time
+                || unit.as_ref().is_some_and(Option::is_none)
+                || zone.as_ref().is_some_and(Option::is_none)
+                || !served(unit.flatten().as_deref(), zone.flatten().as_deref())
+            {
+                continue;
+            }
+            let Some(found) = decoded_key(w.time, q) else {
+                continue;
+            };
+            let (lower_fn, upper_fn) = cx.bounds.of(found.decoder, TimeType::Timestamptz)?;
+            let (local_lower, local_upper) = cx.bounds.of_local(time)?;
             let mut conditions = Vec::new();
-            if lower {
-                conditions.push(key_bound(&found, t, true, inclusive, lower_fn));
+            for (wanted, is_lower, local_fn, key_fn) in [
+                (lower, true, local_lower, lower_fn),
+                (upper, false, local_upper, upper_fn),
+            ] {
+                if wanted {
+                    let instant = local_bound(&w, t, local_fn);
+                    conditions.push(key_bound(&found, instant, is_lower, true, key_fn));
+                }
             }
-            if upper {
-                conditions.push(key_bound(&found, t, false, inclusive, upper_fn));
-            }
+            // Never exact: the comparison decides each row in the range.
             return Some(Range {
                 conditions,
-                exact: found.exact,
+                exact: false,
             });
         }
         None
     }
 }
 
-/// For a comparison of a timestamptz with a timestamptz, timestamp or date (either way round):
+/// `idgen_internal.time_local_lower(t, unit, zone)` (or another of `local_time.rs`) for a
+/// wrapper: '' for no unit, and for the session's zone.
+///
+/// SAFETY: `t` and the wrapper's unit and zone are expressions of the query; copies are used.
+unsafe fn local_bound(w: &Wrapped, t: *mut pg_sys::Node, func: pg_sys::Oid) -> *mut pg_sys::Node {
+    // SAFETY: node constructors of PostgreSQL, in the current memory context.
+    unsafe {
+        let copy = |e: *mut pg_sys::Node| pg_sys::copyObjectImpl(e.cast()) as *mut pg_sys::Node;
+        let or_empty = |e: Option<*mut pg_sys::Node>| e.map_or_else(|| text(""), copy);
+        let args = [copy(t), or_empty(w.unit), or_empty(w.zone)];
+        pg_sys::makeFuncExpr(
+            func,
+            pg_sys::TIMESTAMPTZOID,
+            list_of(&args),
+            pg_sys::InvalidOid,
+            pg_sys::DEFAULT_COLLATION_OID,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        )
+        .cast()
+    }
+}
+
+/// For a comparison of two of timestamptz, timestamp and date (either way round):
 /// the two sides' types, whether `left OP right` bounds `left` from below, from above (both for
 /// `=`), and whether inclusively. None for any other operator.
 fn time_comparison(opno: pg_sys::Oid) -> Option<((TimeType, TimeType), bool, bool, bool)> {
@@ -242,9 +304,6 @@ fn time_comparison(opno: pg_sys::Oid) -> Option<((TimeType, TimeType), bool, boo
         let (mut left, mut right) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
         pg_sys::op_input_types(opno, &mut left, &mut right);
         let types = (TimeType::of(left)?, TimeType::of(right)?);
-        if types.0 != TimeType::Timestamptz && types.1 != TimeType::Timestamptz {
-            return None;
-        }
         let family = pg_sys::get_opclass_family(pg_sys::TIMESTAMPTZ_BTREE_OPS_OID);
         let (lower, upper, inclusive) = match pg_sys::get_op_opfamily_strategy(opno, family) as u32
         {

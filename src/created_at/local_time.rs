@@ -1,0 +1,381 @@
+//! The instants a condition on a local time of a key's time can hold for (`wrappers.rs` finds
+//! them: `created_at::date = D`, `date_trunc('day', created_at) = T`, `created_at AT TIME ZONE
+//! 'Europe/Paris' < TS`): four STABLE functions in `idgen_internal` that the walk wraps in the
+//! key's bound functions, `id >= id_time_lower(time_local_lower(D::timestamp, 'day', ''), ...)`.
+//! They read the zone's UTC offsets near the bound (`pg_next_dst_boundary`), so a day whose
+//! clocks change gives a wider range, never a narrower one; the arithmetic, and why it is a
+//! superset, is the core's (`pg_idgen_core::local_time`). The condition itself stays beside the
+//! range. Where anything is not as expected (a unit or zone they do not know, a time near the
+//! ends of the calendar, a zone that walks too long) they give the widest bound: never an error.
+//!
+//! `unit` is one of `date_trunc`'s canonical units or '' (no truncation); `zone` a zone's text as
+//! `AT TIME ZONE` takes it, or '' for the session's TimeZone (what `::date`, `::timestamp` and
+//! `date_trunc` of a timestamptz read).
+use std::ffi::CString;
+
+use pgrx::datum::{Date, Timestamp};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+
+use pg_idgen_core::local_time::{
+    local_lower, local_upper, local_window, trunc_lower, trunc_upper, trunc_window, Offsets, Unit,
+};
+
+/// µs from 1970 to 2000, PostgreSQL's epoch, and in seconds.
+const PG_EPOCH_S: i128 = 946_684_800;
+/// The first finite timestamp and the one after the last (datatype/timestamp.h), µs since 2000.
+const MIN_TIMESTAMP: i128 = -211_813_488_000_000_000;
+const END_TIMESTAMP: i128 = 9_223_371_331_200_000_000;
+/// Local times truncated here: 0001-01-01 to 200000-01-01 (a truncation or the next unit's start
+/// stays inside what a timestamp holds; PostgreSQL's truncations of years BC are not served).
+const FIRST_TRUNCATED: i64 = -63_082_281_600_000_000;
+const LAST_TRUNCATED: i64 = 6_248_900_160_000_000_000;
+/// Transitions a zone may have within one window before the bound is given up.
+const MAX_TRANSITIONS: usize = 20_000;
+
+/// The earliest instant whose local time in `zone`, truncated to `unit`, can be at or after `c`
+/// truncated: what `created_at::date >= D` (`= D`, `> D`) needs, as `time_local_lower(D, 'day',
+/// '')`.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "time_local_lower"
+)]
+fn time_local_lower_local(c: Timestamp, unit: &str, zone: &str) -> TimestampWithTimeZone {
+    local_bound(c.into_inner(), unit, zone, true)
+}
+
+/// The latest instant whose local time in `zone`, truncated to `unit`, can be at or before `c`
+/// truncated.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "time_local_upper"
+)]
+fn time_local_upper_local(c: Timestamp, unit: &str, zone: &str) -> TimestampWithTimeZone {
+    local_bound(c.into_inner(), unit, zone, false)
+}
+
+/// `time_local_lower` of a date (its midnight): what `created_at::date >= D` adds.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "time_local_lower"
+)]
+fn time_local_lower_date(c: Date, unit: &str, zone: &str) -> TimestampWithTimeZone {
+    date_bound(c, unit, zone, true)
+}
+
+/// `time_local_upper` of a date: what `created_at::date <= D` adds.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    strict,
+    schema = "idgen_internal",
+    name = "time_local_upper"
+)]
+fn time_local_upper_date(c: Date, unit: &str, zone: &str) -> TimestampWithTimeZone {
+    date_bound(c, unit, zone, false)
+}
+
+/// The earliest instant `t` whose `date_trunc(unit, t, zone)` can be at or after `c`.
+#[pg_extern(stable, parallel_safe, strict, schema = "idgen_internal")]
+fn time_trunc_lower(c: TimestampWithTimeZone, unit: &str, zone: &str) -> TimestampWithTimeZone {
+    trunc_bound(c, unit, zone, true)
+}
+
+/// The latest instant `t` whose `date_trunc(unit, t, zone)` can be at or before `c`.
+#[pg_extern(stable, parallel_safe, strict, schema = "idgen_internal")]
+fn time_trunc_upper(c: TimestampWithTimeZone, unit: &str, zone: &str) -> TimestampWithTimeZone {
+    trunc_bound(c, unit, zone, false)
+}
+
+fn widest(lower: bool) -> TimestampWithTimeZone {
+    if lower {
+        TimestampWithTimeZone::negative_infinity()
+    } else {
+        TimestampWithTimeZone::positive_infinity()
+    }
+}
+
+/// An instant as a timestamptz: its infinities past either end.
+fn clamped(us: i128) -> TimestampWithTimeZone {
+    if us < MIN_TIMESTAMP {
+        TimestampWithTimeZone::negative_infinity()
+    } else if us >= END_TIMESTAMP {
+        TimestampWithTimeZone::positive_infinity()
+    } else {
+        TimestampWithTimeZone::try_from(us as i64).unwrap_or_else(|_| {
+            // In range by the test above.
+            TimestampWithTimeZone::positive_infinity()
+        })
+    }
+}
+
+/// `raw`: a timestamp's representation (µs since 2000, its infinities at the ends of i64).
+fn local_bound(raw: i64, unit: &str, zone: &str, lower: bool) -> TimestampWithTimeZone {
+    // A unit or zone PostgreSQL would refuse (its own call then fails on every row read): the
+    // widest bound, so that the rows are read and fail as they would without the range.
+    let (Some(zone), Some(unit)) = (Zone::named(zone), unit_named(unit)) else {
+        return widest(lower);
+    };
+    // A local time at an end: every finite one is after -infinity and before infinity.
+    match (raw, lower) {
+        (i64::MIN, true) | (i64::MAX, false) => return widest(lower),
+        (i64::MIN, false) | (i64::MAX, true) => return widest(!lower),
+        _ => {}
+    }
+    // The local bound: the unit's start at or before c, or the last instant before the next.
+    let local = match unit {
+        None => i128::from(raw),
+        Some(_) if !(FIRST_TRUNCATED..LAST_TRUNCATED).contains(&raw) => return widest(lower),
+        Some(unit) => {
+            let start = truncated(unit, raw);
+            if lower {
+                i128::from(start)
+            } else {
+                let next = truncated(unit, (i128::from(start) + unit.longest_us()) as i64);
+                i128::from(next) - 1
+            }
+        }
+    };
+    let Some(offsets) = zone.offsets(local_window(local)) else {
+        return widest(lower);
+    };
+    clamped(if lower {
+        local_lower(local, offsets)
+    } else {
+        local_upper(local, offsets)
+    })
+}
+
+/// A unit by its text: '' for none (Some(None)); None for one not served.
+fn unit_named(unit: &str) -> Option<Option<Unit>> {
+    if unit.is_empty() {
+        Some(None)
+    } else {
+        Unit::named(unit).map(Some)
+    }
+}
+
+/// Whether a wrapper's unit and zone, as constants, are ones the bounds serve (the walk adds
+/// nothing for any other: the condition then reads and fails as it would without it).
+pub(super) fn served(unit: Option<&str>, zone: Option<&str>) -> bool {
+    unit.is_none_or(|u| Unit::named(u).is_some())
+        && zone.is_none_or(|z| !z.is_empty() && Zone::named(z).is_some())
+}
+
+/// A date as the timestamp of its midnight; its infinities as a timestamp's; a finite one no
+/// timestamp can hold gives the widest bound.
+fn date_bound(c: Date, unit: &str, zone: &str, lower: bool) -> TimestampWithTimeZone {
+    let days = c.into_inner();
+    let us = i128::from(days) * 86_400_000_000;
+    let raw = match days {
+        i32::MIN => i64::MIN,
+        i32::MAX => i64::MAX,
+        _ if !(i128::from(FIRST_TRUNCATED)..i128::from(LAST_TRUNCATED)).contains(&us) => {
+            return widest(lower)
+        }
+        _ => us as i64,
+    };
+    local_bound(raw, unit, zone, lower)
+}
+
+fn trunc_bound(
+    c: TimestampWithTimeZone,
+    unit: &str,
+    zone: &str,
+    lower: bool,
+) -> TimestampWithTimeZone {
+    let (Some(zone), Some(unit)) = (Zone::named(zone), Unit::named(unit)) else {
+        return widest(lower);
+    };
+    let raw: i64 = c.into();
+    match (raw, lower) {
+        (i64::MIN, true) | (i64::MAX, false) => return widest(lower),
+        (i64::MIN, false) | (i64::MAX, true) => return widest(!lower),
+        _ => {}
+    }
+    let c = i128::from(raw);
+    let Some(offsets) = zone.offsets(trunc_window(c, unit)) else {
+        return widest(lower);
+    };
+    clamped(if lower {
+        trunc_lower(c, offsets)
+    } else {
+        trunc_upper(c, unit, offsets)
+    })
+}
+
+/// PostgreSQL's `date_trunc(unit, t)` of a timestamp, inside the range where it cannot fail.
+fn truncated(unit: Unit, t: i64) -> i64 {
+    use pgrx::IntoDatum;
+    let name = unit.name().into_datum();
+    // SAFETY: timestamp_trunc with a canonical unit and a timestamp well inside the calendar.
+    unsafe {
+        pgrx::direct_function_call::<i64>(
+            pg_sys::timestamp_trunc,
+            &[name, Some(pg_sys::Datum::from(t))],
+        )
+        .unwrap_or(t)
+    }
+}
+
+/// A zone whose offsets can be read.
+enum Zone {
+    /// An abbreviation of a fixed offset (seconds east).
+    Fixed(i64),
+    Tz(*const pg_sys::pg_tz),
+}
+
+impl Zone {
+    /// The zone `AT TIME ZONE name` reads, as PostgreSQL resolves it (an abbreviation first, then
+    /// a zone's name or POSIX string), or the session's for ''. None for a dynamic abbreviation or
+    /// a name PostgreSQL does not know (its own call then fails on the first row it reads).
+    fn named(name: &str) -> Option<Zone> {
+        // SAFETY: session_timezone is set in every backend once it is up.
+        if name.is_empty() {
+            let tz = unsafe { pg_sys::session_timezone };
+            return (!tz.is_null()).then_some(Zone::Tz(tz));
+        }
+        // PostgreSQL reads at most TZ_STRLEN_MAX (255) bytes of it.
+        if name.len() > 255 {
+            return None;
+        }
+        let cname = CString::new(name).ok()?;
+        // SAFETY: PostgreSQL's own lookups; the lowered copy is palloc'd.
+        unsafe {
+            let low =
+                pg_sys::downcase_truncate_identifier(cname.as_ptr(), name.len() as i32, false);
+            match abbreviation(low) {
+                Some(Abbreviation::Fixed(east)) => Some(Zone::Fixed(east)),
+                Some(Abbreviation::Dynamic) => None,
+                None => {
+                    let tz = pg_sys::pg_tzset(cname.as_ptr());
+                    (!tz.is_null()).then_some(Zone::Tz(tz))
+                }
+            }
+        }
+    }
+
+    /// The least and greatest offset over a span of instants (µs since 2000).
+    fn offsets(&self, (from, to): (i128, i128)) -> Option<Offsets> {
+        let tz = match *self {
+            Zone::Fixed(east) => {
+                return Some(Offsets {
+                    min_s: east,
+                    max_s: east,
+                })
+            }
+            Zone::Tz(tz) => tz,
+        };
+        let from = i64::try_from(from.div_euclid(1_000_000) + PG_EPOCH_S).ok()?;
+        let to = i64::try_from(to.div_euclid(1_000_000) + 1 + PG_EPOCH_S).ok()?;
+        let mut step = next_boundary(from, tz);
+        let (mut min, mut max) = (i64::MAX, i64::MIN);
+        for _ in 0..MAX_TRANSITIONS {
+            let Step {
+                found,
+                before,
+                boundary,
+                after,
+            } = step;
+            if found < 0 {
+                return None;
+            }
+            min = min.min(before);
+            max = max.max(before);
+            if found == 0 || boundary > to {
+                return Some(Offsets {
+                    min_s: min,
+                    max_s: max,
+                });
+            }
+            min = min.min(after);
+            max = max.max(after);
+            step = next_boundary(boundary, tz);
+            if step.found == 1 && step.boundary <= boundary {
+                return None;
+            }
+        }
+        None
+    }
+}
+
+/// `pg_next_dst_boundary`'s answer: 1 where a change of offset follows `t` (`boundary`, with the
+/// offsets before and after it, `before` also the one at `t`), 0 where none does (`before`).
+struct Step {
+    found: i32,
+    before: i64,
+    boundary: i64,
+    after: i64,
+}
+
+fn next_boundary(t: pg_sys::pg_time_t, tz: *const pg_sys::pg_tz) -> Step {
+    let (mut before, mut before_dst, mut boundary) = (0, 0, 0);
+    let (mut after, mut after_dst) = (0, 0);
+    // SAFETY: a zone PostgreSQL loaded, outputs to locals.
+    let found = unsafe {
+        pg_sys::pg_next_dst_boundary(
+            &t,
+            &mut before,
+            &mut before_dst,
+            &mut boundary,
+            &mut after,
+            &mut after_dst,
+            tz,
+        )
+    };
+    Step {
+        found,
+        before,
+        boundary,
+        after,
+    }
+}
+
+enum Abbreviation {
+    Fixed(i64),
+    Dynamic,
+}
+
+/// What the abbreviation table says of a lowered zone name: None where it is not one.
+///
+/// SAFETY: `low` is a NUL-terminated string.
+#[cfg(feature = "pg15")]
+unsafe fn abbreviation(low: *mut std::ffi::c_char) -> Option<Abbreviation> {
+    let (mut offset, mut tz) = (0, std::ptr::null_mut());
+    // SAFETY: the caller's string; outputs to locals.
+    let kind = unsafe { pg_sys::DecodeTimezoneAbbrev(0, low, &mut offset, &mut tz) } as u32;
+    classify(kind, offset)
+}
+
+/// SAFETY: `low` is a NUL-terminated string.
+#[cfg(not(feature = "pg15"))]
+unsafe fn abbreviation(low: *mut std::ffi::c_char) -> Option<Abbreviation> {
+    let (mut kind, mut offset, mut tz) = (0, 0, std::ptr::null_mut());
+    let mut extra: pg_sys::DateTimeErrorExtra = unsafe { std::mem::zeroed() };
+    // SAFETY: the caller's string; outputs to locals.
+    let error = unsafe {
+        pg_sys::DecodeTimezoneAbbrev(0, low, &mut kind, &mut offset, &mut tz, &mut extra)
+    };
+    if error != 0 {
+        // A dynamic abbreviation whose zone cannot be loaded: PostgreSQL raises; no bound.
+        return Some(Abbreviation::Dynamic);
+    }
+    classify(kind as u32, offset)
+}
+
+fn classify(kind: u32, offset: i32) -> Option<Abbreviation> {
+    match kind {
+        pg_sys::TZ | pg_sys::DTZ => Some(Abbreviation::Fixed(i64::from(offset))),
+        pg_sys::DYNTZ => Some(Abbreviation::Dynamic),
+        _ => None,
+    }
+}
