@@ -18,6 +18,7 @@ pub mod horizon;
 pub mod layout;
 pub mod layout_history;
 pub mod lease;
+pub mod local_time;
 pub mod mark;
 #[cfg(test)]
 mod models;
