@@ -8,7 +8,8 @@ SQLAlchemy's `Mapped[datetime]`, Django with USE_TZ = False, psycopg 3 binding a
 or a date, which it sends as a `timestamp` or a `date`). Prints one JSON line: for each, the rows
 it found, the rows the same condition finds with idgen.time_conditions off, and whether its plan
 read the key's index by the range alone (an Index Cond with the bound function, no Filter on the
-time).
+time); and "on a given day" as they write it (Django's __date and TruncDay, SQLAlchemy's cast to
+Date and date_trunc), whose plans read a key range around the day and keep the comparison.
 """
 
 import datetime
@@ -19,13 +20,19 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "django"))
 
 import psycopg  # noqa: E402
-from sqlalchemy import BigInteger, create_engine, func, select  # noqa: E402
+from sqlalchemy import BigInteger, Date, cast, create_engine, func, select  # noqa: E402
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column  # noqa: E402
 
 
 def served(plan):
     """The plan reads a key range by the bound function, and checks no time on each row."""
     return "idgen_internal.id_time_" in plan and "id_timestamp(" not in plan
+
+
+def ranged(plan):
+    """The plan reads a key range around a local time (a day), and checks the condition on each
+    row it reads: `created_at::date = day`, `date_trunc('day', created_at) = midnight`."""
+    return "Index Cond" in plan and ("idgen_internal.time_local_" in plan or "idgen_internal.time_trunc_" in plan)
 
 
 def main(conninfo):
@@ -80,6 +87,15 @@ def main(conninfo):
         plan = "\n".join(r[0] for r in session.connection().exec_driver_sql(f"EXPLAIN {compiled}", compiled.params))
         found["sqlalchemy_naive_datetime"] = {"rows": n, "served": served(plan),
                                               "sql": str(compiled).replace("\n", " ")}
+        # "On a day": cast(created_at, Date) == day, and date_trunc('day', created_at) == midnight.
+        midnight = datetime.datetime.combine(day, datetime.time())
+        for name, condition in [("sqlalchemy_cast_date", cast(Order.created_at, Date) == day),
+                                ("sqlalchemy_date_trunc", func.date_trunc("day", Order.created_at) == midnight)]:
+            n = session.execute(select(func.count()).select_from(Order).where(condition)).scalar_one()
+            compiled = select(Order).where(condition).compile(engine)
+            plan = "\n".join(r[0] for r in session.connection().exec_driver_sql(f"EXPLAIN {compiled}", compiled.params))
+            found[name] = {"rows": n, "ranged": ranged(plan), "sql": str(compiled).replace("\n", " "),
+                           "where": str(condition.compile(engine, compile_kwargs={"literal_binds": True}))}
     engine.dispose()
 
     # Django 5.2 with USE_TZ = False: naive datetimes, a model over the view.
@@ -111,16 +127,29 @@ def main(conninfo):
     recent = RecentOrder.objects.filter(created_at__gte=since)
     between = RecentOrder.objects.filter(created_at__range=(datetime.datetime.combine(day, datetime.time()),
                                                              datetime.datetime.combine(day, datetime.time(23, 59, 59))))
+    # "On a day": __date (::date = day) and TruncDay (date_trunc('day', created_at) = midnight).
+    from django.db.models.functions import TruncDay
+
+    on_day = RecentOrder.objects.filter(created_at__date=day)
+    trunc_day = RecentOrder.objects.annotate(d=TruncDay("created_at")).filter(
+        d=datetime.datetime.combine(day, datetime.time()))
     found["django_naive_datetime"] = {"rows": recent.count(), "served": served(recent.explain())}
     found["django_range"] = {"rows": between.count(), "served": served(between.explain())}
+    found["django_date"] = {"rows": on_day.count(), "ranged": ranged(on_day.explain()), "sql": str(on_day.query)}
+    found["django_trunc_day"] = {"rows": trunc_day.count(), "ranged": ranged(trunc_day.explain()),
+                                 "sql": str(trunc_day.query)}
     with connection.cursor() as cur:
         cur.execute("SET idgen.time_conditions = off")
-    found["django_naive_datetime"]["rows_off"] = recent.count()
-    found["django_range"]["rows_off"] = between.count()
+    for name, query in [("django_naive_datetime", recent), ("django_range", between), ("django_date", on_day),
+                        ("django_trunc_day", trunc_day)]:
+        found[name]["rows_off"] = query.count()
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute("SET TimeZone = 'Asia/Kathmandu'; SET idgen.time_conditions = off")
         found["sqlalchemy_naive_datetime"]["rows_off"] = conn.execute(
             "SELECT count(*) FROM orm_orders_v WHERE created_at >= %s", [since]).fetchone()[0]
+        for name in ["sqlalchemy_cast_date", "sqlalchemy_date_trunc"]:
+            found[name]["rows_off"] = conn.execute(
+                f"SELECT count(*) FROM orm_orders_v WHERE {found[name]['where']}").fetchone()[0]
         conn.execute("DROP VIEW orm_orders_v; DROP TABLE orm_orders")
     print(json.dumps(found, default=str))
 

@@ -796,6 +796,15 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_lower_wrapper';
 
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_wrapper';
+
 CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
 	"ts" timestamp, /* Timestamp */
 	"inclusive" bool /* bool */
@@ -813,6 +822,24 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_time_upper_wrapper';
 
+CREATE  FUNCTION idgen_internal."time_local_lower"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_local_wrapper';
+
 CREATE  FUNCTION idgen_internal."id_time_lower"(
 	"d" date, /* Date */
 	"inclusive" bool, /* bool */
@@ -829,6 +856,24 @@ CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
 STRICT STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_lower"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_upper"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_upper_date_wrapper';
 
 CREATE  FUNCTION idgen_internal."id_time_lower"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
@@ -856,6 +901,15 @@ STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_upper_local_wrapper';
 
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_date_wrapper';
+
 CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
 	"d" date, /* Date */
 	"inclusive" bool /* bool */
@@ -872,6 +926,15 @@ CREATE  FUNCTION idgen_internal."id_time_upper"(
 STRICT STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_time_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_upper"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_upper_local_wrapper';
 
 CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea /* Vec < u8 > */
 STRICT VOLATILE PARALLEL SAFE
@@ -1418,6 +1481,15 @@ COMMENT ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean,
 COMMENT ON FUNCTION idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) IS
   'idgen.convert_to_snowflake for every sequence-backed column of the caller''s tables in a schema (other roles'' tables are skipped, and named); lists the statements without running them unless dry_run => false.';
 
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_wrapper';
+
 CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
 	"inclusive" bool /* bool */
@@ -1425,6 +1497,24 @@ CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
 IMMUTABLE STRICT PARALLEL SAFE 
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_upper_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_local_wrapper';
 
 CREATE  FUNCTION idgen."read_horizon_uuid"() RETURNS uuid /* Uuid */
 STRICT VOLATILE PARALLEL RESTRICTED 
@@ -1456,6 +1546,22 @@ END $$;
 
 CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
     FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
+
+CREATE  FUNCTION idgen_internal."within_range_support"(
+	"request" internal /* Internal */
+) RETURNS internal /* Internal */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'within_range_support_wrapper';
+
+-- requires:
+--   within_range_support
+CREATE  FUNCTION idgen_internal."within_range"(
+	"condition" bool /* Option < bool > */
+) RETURNS bool /* Option < bool > */
+IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."within_range_support"
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'within_range_wrapper';
 
 COMMENT ON FUNCTION id_worker_id(bigint) IS
   'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
@@ -1498,6 +1604,45 @@ COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
 
 COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
   'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.time_local_lower(timestamp, text, text) IS
+  'The earliest instant whose local time in zone (NULL for the session''s TimeZone), truncated to unit (NULL for none), can be at or after c truncated; read from the zone''s offsets near it, so a change of the clocks widens it: what (created_at AT TIME ZONE zone) >= c adds, inside id_time_lower.';
+
+COMMENT ON FUNCTION idgen_internal.time_local_upper(timestamp, text, text) IS
+  'The latest instant whose local time in zone, truncated to unit, can be at or before c truncated.';
+
+COMMENT ON FUNCTION idgen_internal.time_local_lower(date, text, text) IS
+  'time_local_lower of a date (its midnight): what created_at::date >= d adds, with unit ''day''.';
+
+COMMENT ON FUNCTION idgen_internal.time_local_upper(date, text, text) IS
+  'time_local_upper of a date (its midnight): what created_at::date <= d adds.';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamptz, text, text) IS
+  'The earliest instant t whose date_trunc(unit, t, zone) can be at or after c (zone NULL for the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamptz, text, text) IS
+  'The latest instant t whose date_trunc(unit, t, zone) can be at or before c.';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamp, text, text) IS
+  'time_trunc_lower of a timestamp, compared with the truncation as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what date_trunc(''day'', created_at) >= ts::timestamp adds.';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamp, text, text) IS
+  'time_trunc_upper of a timestamp, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(date, text, text) IS
+  'time_trunc_lower of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(date, text, text) IS
+  'time_trunc_upper of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.within_range(boolean) IS
+  'Its argument: a condition on the time kept beside the key range it implies (idgen.time_conditions), estimated as true for the rows the range reads (within_range_support), so that the key''s statistics estimate both.';
+
+COMMENT ON FUNCTION idgen_internal.within_range_support(internal) IS
+  'The planner support function of within_range: a selectivity of 1.';
+
+-- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
+ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
 
 COMMENT ON FUNCTION idgen_internal.stream_status() IS
   'The rows of the idgen.streams view.';
@@ -1722,7 +1867,8 @@ GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_intern
 
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
 -- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
--- timestamp or a date, which read the session's TimeZone as PostgreSQL's comparisons do).
+-- timestamp or a date, and the time_local_/time_trunc_ ones, which read a zone's offsets as
+-- PostgreSQL's comparisons and casts do).
 GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
     idgen_internal.id_time_upper(timestamptz, boolean, text),
     idgen_internal.uuidv7_time_lower(timestamptz, boolean),
@@ -1734,7 +1880,18 @@ GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, tex
     idgen_internal.uuidv7_time_lower(timestamp, boolean),
     idgen_internal.uuidv7_time_upper(timestamp, boolean),
     idgen_internal.uuidv7_time_lower(date, boolean),
-    idgen_internal.uuidv7_time_upper(date, boolean) TO PUBLIC;
+    idgen_internal.uuidv7_time_upper(date, boolean),
+    idgen_internal.time_local_lower(timestamp, text, text),
+    idgen_internal.time_local_upper(timestamp, text, text),
+    idgen_internal.time_local_lower(date, text, text),
+    idgen_internal.time_local_upper(date, text, text),
+    idgen_internal.time_trunc_lower(timestamptz, text, text),
+    idgen_internal.time_trunc_upper(timestamptz, text, text),
+    idgen_internal.time_trunc_lower(timestamp, text, text),
+    idgen_internal.time_trunc_upper(timestamp, text, text),
+    idgen_internal.time_trunc_lower(date, text, text),
+    idgen_internal.time_trunc_upper(date, text, text),
+    idgen_internal.within_range(boolean) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -49,6 +49,32 @@ COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
   'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
 COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
   'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.time_local_lower(timestamp, text, text) IS
+  'The earliest instant whose local time in zone (NULL for the session''s TimeZone), truncated to unit (NULL for none), can be at or after c truncated; read from the zone''s offsets near it, so a change of the clocks widens it: what (created_at AT TIME ZONE zone) >= c adds, inside id_time_lower.';
+COMMENT ON FUNCTION idgen_internal.time_local_upper(timestamp, text, text) IS
+  'The latest instant whose local time in zone, truncated to unit, can be at or before c truncated.';
+COMMENT ON FUNCTION idgen_internal.time_local_lower(date, text, text) IS
+  'time_local_lower of a date (its midnight): what created_at::date >= d adds, with unit ''day''.';
+COMMENT ON FUNCTION idgen_internal.time_local_upper(date, text, text) IS
+  'time_local_upper of a date (its midnight): what created_at::date <= d adds.';
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamptz, text, text) IS
+  'The earliest instant t whose date_trunc(unit, t, zone) can be at or after c (zone NULL for the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamptz, text, text) IS
+  'The latest instant t whose date_trunc(unit, t, zone) can be at or before c.';
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamp, text, text) IS
+  'time_trunc_lower of a timestamp, compared with the truncation as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what date_trunc(''day'', created_at) >= ts::timestamp adds.';
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamp, text, text) IS
+  'time_trunc_upper of a timestamp, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(date, text, text) IS
+  'time_trunc_lower of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(date, text, text) IS
+  'time_trunc_upper of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.within_range(boolean) IS
+  'Its argument: a condition on the time kept beside the key range it implies (idgen.time_conditions), estimated as true for the rows the range reads (within_range_support), so that the key''s statistics estimate both.';
+COMMENT ON FUNCTION idgen_internal.within_range_support(internal) IS
+  'The planner support function of within_range: a selectivity of 1.';
+-- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
+ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
 COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
   'Rows of the idgen.layouts view.';
 COMMENT ON FUNCTION idgen_internal.node_status() IS
@@ -395,7 +421,8 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
 -- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
--- timestamp or a date, which read the session's TimeZone as PostgreSQL's comparisons do).
+-- timestamp or a date, and the time_local_/time_trunc_ ones, which read a zone's offsets as
+-- PostgreSQL's comparisons and casts do).
 GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
     idgen_internal.id_time_upper(timestamptz, boolean, text),
     idgen_internal.uuidv7_time_lower(timestamptz, boolean),
@@ -407,7 +434,18 @@ GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, tex
     idgen_internal.uuidv7_time_lower(timestamp, boolean),
     idgen_internal.uuidv7_time_upper(timestamp, boolean),
     idgen_internal.uuidv7_time_lower(date, boolean),
-    idgen_internal.uuidv7_time_upper(date, boolean) TO PUBLIC;
+    idgen_internal.uuidv7_time_upper(date, boolean),
+    idgen_internal.time_local_lower(timestamp, text, text),
+    idgen_internal.time_local_upper(timestamp, text, text),
+    idgen_internal.time_local_lower(date, text, text),
+    idgen_internal.time_local_upper(date, text, text),
+    idgen_internal.time_trunc_lower(timestamptz, text, text),
+    idgen_internal.time_trunc_upper(timestamptz, text, text),
+    idgen_internal.time_trunc_lower(timestamp, text, text),
+    idgen_internal.time_trunc_upper(timestamp, text, text),
+    idgen_internal.time_trunc_lower(date, text, text),
+    idgen_internal.time_trunc_upper(date, text, text),
+    idgen_internal.within_range(boolean) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

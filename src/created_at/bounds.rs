@@ -13,7 +13,7 @@ use std::ffi::CStr;
 use pgrx::datum::{Date, Timestamp};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use pgrx::Uuid;
+use pgrx::{Internal, Uuid};
 
 use pg_idgen_core::time_bounds::{snowflake_bounds, uuidv7_bound, Instant, Side};
 
@@ -66,7 +66,7 @@ impl TimeType {
     }
 }
 
-fn instant(ts: TimestampWithTimeZone) -> Instant {
+pub(super) fn instant(ts: TimestampWithTimeZone) -> Instant {
     let us: i64 = ts.into();
     match us {
         i64::MIN => Instant::Before,
@@ -94,7 +94,7 @@ fn compared_instant(
     }
 }
 
-fn local_instant(ts: Timestamp) -> Instant {
+pub(super) fn local_instant(ts: Timestamp) -> Instant {
     let raw = ts.into_inner();
     let infinite = match raw {
         i64::MIN => Some(Instant::Before),
@@ -106,7 +106,7 @@ fn local_instant(ts: Timestamp) -> Instant {
     compared_instant(infinite, cmp, || ts.into())
 }
 
-fn date_instant(d: Date) -> Instant {
+pub(super) fn date_instant(d: Date) -> Instant {
     let raw = d.into_inner();
     let infinite = match raw {
         i32::MIN => Some(Instant::Before),
@@ -260,6 +260,39 @@ fn uuidv7_time_upper_date(d: Date, inclusive: bool) -> Option<Uuid> {
     uuid_bound(date_instant(d), false, inclusive)
 }
 
+/// A condition kept beside the key range it implies (a local time's: `created_at::date = D`, or a
+/// range that is not exact): its own value, which the walk wraps it in so that the planner
+/// estimates it as true for the rows the range reads (`within_range_support`): the range's
+/// estimate, from the key's statistics, stands; the condition's own (1/200 for an equality of an
+/// expression, 1/3 for an inequality) would multiply it.
+#[pg_extern(
+    immutable,
+    parallel_safe,
+    schema = "idgen_internal",
+    support = within_range_support
+)]
+fn within_range(condition: Option<bool>) -> Option<bool> {
+    condition
+}
+
+/// The planner's support function of `within_range`: a selectivity of 1 (and nothing else).
+#[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
+fn within_range_support(request: Internal) -> Internal {
+    use crate::pg::nodes::is_a;
+    let node = request
+        .unwrap()
+        .map_or(std::ptr::null_mut(), |d| d.cast_mut_ptr::<pg_sys::Node>());
+    // SAFETY: the planner passes one of its support requests, a Node.
+    unsafe {
+        if is_a(node, pg_sys::NodeTag::T_SupportRequestSelectivity) {
+            (*(node as *mut pg_sys::SupportRequestSelectivity)).selectivity = 1.0;
+            return Internal::from(Some(pg_sys::Datum::from(node)));
+        }
+    }
+    // A null pointer: the request is not answered.
+    Internal::from(Some(pg_sys::Datum::from(0)))
+}
+
 /// The bound functions a statement may use, found once per statement.
 #[derive(Default)]
 pub(super) struct Bounds {
@@ -267,6 +300,8 @@ pub(super) struct Bounds {
     schema: Option<Option<pg_sys::Oid>>,
     /// Functions looked up so far: name, the time's type, and its OID if usable.
     found: Vec<(&'static CStr, TimeType, Option<pg_sys::Oid>)>,
+    /// `within_range`, if looked up.
+    within: Option<Option<pg_sys::Oid>>,
 }
 
 impl Bounds {
@@ -279,19 +314,31 @@ impl Bounds {
         ))
     }
 
-    /// The functions that bound the instants of a local time of type `t` (a date or a
-    /// timestamp: `time_local_lower` and `_upper`) or of a timestamptz truncated
-    /// (`time_trunc_lower` and `_upper`), as `local_time.rs` makes them.
-    pub fn of_local(&mut self, t: TimeType) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
-        let (lower, upper) = match t {
-            TimeType::Timestamptz => (c"time_trunc_lower", c"time_trunc_upper"),
-            _ => (c"time_local_lower", c"time_local_upper"),
+    /// The functions that bound the instants of a local time compared with a `t` (a date or a
+    /// timestamp: `time_local_lower` and `_upper`) or of a timestamptz truncated (`trunc`:
+    /// `time_trunc_lower` and `_upper`, of a timestamptz, timestamp or date), as `local_time.rs`
+    /// makes them.
+    pub fn of_local(&mut self, trunc: bool, t: TimeType) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
+        let (lower, upper) = if trunc {
+            (c"time_trunc_lower", c"time_trunc_upper")
+        } else {
+            (c"time_local_lower", c"time_local_upper")
         };
         let args = |t: TimeType| [t.oid(), pg_sys::TEXTOID, pg_sys::TEXTOID];
         Some((
             self.function(lower, t, &args(t))?,
             self.function(upper, t, &args(t))?,
         ))
+    }
+
+    /// `within_range(boolean)`, if this role may run it.
+    pub fn within_range(&mut self) -> Option<pg_sys::Oid> {
+        if self.within.is_none() {
+            let schema = *self.schema.get_or_insert_with(internal_schema);
+            self.within =
+                Some(schema.and_then(|s| lookup(s, c"within_range", &[pg_sys::BOOLOID], "")));
+        }
+        self.within.flatten()
     }
 
     fn key_function(

@@ -1,28 +1,34 @@
 //! The instants a condition on a local time of a key's time can hold for (`wrappers.rs` finds
 //! them: `created_at::date = D`, `date_trunc('day', created_at) = T`, `created_at AT TIME ZONE
 //! 'Europe/Paris' < TS`): four STABLE functions in `idgen_internal` that the walk wraps in the
-//! key's bound functions, `id >= id_time_lower(time_local_lower(D::timestamp, 'day', ''), ...)`.
+//! key's bound functions, `id >= id_time_lower(time_local_lower(D, 'day', NULL), ...)`.
 //! They read the zone's UTC offsets near the bound (`pg_next_dst_boundary`), so a day whose
 //! clocks change gives a wider range, never a narrower one; the arithmetic, and why it is a
 //! superset, is the core's (`pg_idgen_core::local_time`). The condition itself stays beside the
 //! range. Where anything is not as expected (a unit or zone they do not know, a time near the
 //! ends of the calendar, a zone that walks too long) they give the widest bound: never an error.
 //!
-//! `unit` is one of `date_trunc`'s canonical units or '' (no truncation); `zone` a zone's text as
-//! `AT TIME ZONE` takes it, or '' for the session's TimeZone (what `::date`, `::timestamp` and
-//! `date_trunc` of a timestamptz read).
+//! `unit` is one of `date_trunc`'s canonical units, or NULL for none; `zone` a zone's text as `AT
+//! TIME ZONE` takes it, or NULL for the session's TimeZone (what `::date`, `::timestamp` and
+//! `date_trunc` of a timestamptz read). A NULL a user wrote there makes the condition NULL on
+//! every row (its functions are strict), which any range keeps. Not strict: a NULL constant gives
+//! the widest bound.
 use std::ffi::CString;
 
 use pgrx::datum::{Date, Timestamp};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+use super::bounds::{date_instant, instant, local_instant};
+
 use pg_idgen_core::local_time::{
     local_lower, local_upper, local_window, trunc_lower, trunc_upper, trunc_window, Offsets, Unit,
 };
+use pg_idgen_core::time_bounds::Instant;
 
-/// µs from 1970 to 2000, PostgreSQL's epoch, and in seconds.
+/// From 1970 to 2000, PostgreSQL's epoch, in seconds and µs.
 const PG_EPOCH_S: i128 = 946_684_800;
+const PG_EPOCH_US: i128 = PG_EPOCH_S * 1_000_000;
 /// The first finite timestamp and the one after the last (datatype/timestamp.h), µs since 2000.
 const MIN_TIMESTAMP: i128 = -211_813_488_000_000_000;
 const END_TIMESTAMP: i128 = 9_223_371_331_200_000_000;
@@ -35,16 +41,21 @@ const MAX_TRANSITIONS: usize = 20_000;
 
 /// The earliest instant whose local time in `zone`, truncated to `unit`, can be at or after `c`
 /// truncated: what `created_at::date >= D` (`= D`, `> D`) needs, as `time_local_lower(D, 'day',
-/// '')`.
+/// NULL)`.
 #[pg_extern(
     stable,
     parallel_safe,
-    strict,
     schema = "idgen_internal",
     name = "time_local_lower"
 )]
-fn time_local_lower_local(c: Timestamp, unit: &str, zone: &str) -> TimestampWithTimeZone {
-    local_bound(c.into_inner(), unit, zone, true)
+fn time_local_lower_local(
+    c: Option<Timestamp>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, true, |c, u, z| {
+        local_bound(c.into_inner(), u, z, true)
+    })
 }
 
 /// The latest instant whose local time in `zone`, truncated to `unit`, can be at or before `c`
@@ -52,48 +63,157 @@ fn time_local_lower_local(c: Timestamp, unit: &str, zone: &str) -> TimestampWith
 #[pg_extern(
     stable,
     parallel_safe,
-    strict,
     schema = "idgen_internal",
     name = "time_local_upper"
 )]
-fn time_local_upper_local(c: Timestamp, unit: &str, zone: &str) -> TimestampWithTimeZone {
-    local_bound(c.into_inner(), unit, zone, false)
+fn time_local_upper_local(
+    c: Option<Timestamp>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, false, |c, u, z| {
+        local_bound(c.into_inner(), u, z, false)
+    })
 }
 
 /// `time_local_lower` of a date (its midnight): what `created_at::date >= D` adds.
 #[pg_extern(
     stable,
     parallel_safe,
-    strict,
     schema = "idgen_internal",
     name = "time_local_lower"
 )]
-fn time_local_lower_date(c: Date, unit: &str, zone: &str) -> TimestampWithTimeZone {
-    date_bound(c, unit, zone, true)
+fn time_local_lower_date(
+    c: Option<Date>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, true, |c, u, z| date_bound(c, u, z, true))
 }
 
 /// `time_local_upper` of a date: what `created_at::date <= D` adds.
 #[pg_extern(
     stable,
     parallel_safe,
-    strict,
     schema = "idgen_internal",
     name = "time_local_upper"
 )]
-fn time_local_upper_date(c: Date, unit: &str, zone: &str) -> TimestampWithTimeZone {
-    date_bound(c, unit, zone, false)
+fn time_local_upper_date(
+    c: Option<Date>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, false, |c, u, z| date_bound(c, u, z, false))
 }
 
 /// The earliest instant `t` whose `date_trunc(unit, t, zone)` can be at or after `c`.
-#[pg_extern(stable, parallel_safe, strict, schema = "idgen_internal")]
-fn time_trunc_lower(c: TimestampWithTimeZone, unit: &str, zone: &str) -> TimestampWithTimeZone {
-    trunc_bound(c, unit, zone, true)
+#[pg_extern(stable, parallel_safe, schema = "idgen_internal")]
+fn time_trunc_lower(
+    c: Option<TimestampWithTimeZone>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, true, |c, u, z| {
+        trunc_bound(|| instant(c), u, z, true)
+    })
 }
 
 /// The latest instant `t` whose `date_trunc(unit, t, zone)` can be at or before `c`.
-#[pg_extern(stable, parallel_safe, strict, schema = "idgen_internal")]
-fn time_trunc_upper(c: TimestampWithTimeZone, unit: &str, zone: &str) -> TimestampWithTimeZone {
-    trunc_bound(c, unit, zone, false)
+#[pg_extern(stable, parallel_safe, schema = "idgen_internal")]
+fn time_trunc_upper(
+    c: Option<TimestampWithTimeZone>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, false, |c, u, z| {
+        trunc_bound(|| instant(c), u, z, false)
+    })
+}
+
+// The same, of a timestamp or a date compared with the truncation (a timestamptz) as PostgreSQL
+// compares them: as that wall-clock time in the session's TimeZone (`date_trunc('day',
+// created_at) = $1` with a naive datetime, as Django and SQLAlchemy send one).
+
+/// `time_trunc_lower` of a timestamp.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    schema = "idgen_internal",
+    name = "time_trunc_lower"
+)]
+fn time_trunc_lower_local(
+    c: Option<Timestamp>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, true, |c, u, z| {
+        trunc_bound(|| local_instant(c), u, z, true)
+    })
+}
+
+/// `time_trunc_upper` of a timestamp.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    schema = "idgen_internal",
+    name = "time_trunc_upper"
+)]
+fn time_trunc_upper_local(
+    c: Option<Timestamp>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, false, |c, u, z| {
+        trunc_bound(|| local_instant(c), u, z, false)
+    })
+}
+
+/// `time_trunc_lower` of a date (its midnight).
+#[pg_extern(
+    stable,
+    parallel_safe,
+    schema = "idgen_internal",
+    name = "time_trunc_lower"
+)]
+fn time_trunc_lower_date(
+    c: Option<Date>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, true, |c, u, z| {
+        trunc_bound(|| date_instant(c), u, z, true)
+    })
+}
+
+/// `time_trunc_upper` of a date.
+#[pg_extern(
+    stable,
+    parallel_safe,
+    schema = "idgen_internal",
+    name = "time_trunc_upper"
+)]
+fn time_trunc_upper_date(
+    c: Option<Date>,
+    unit: Option<&str>,
+    zone: Option<&str>,
+) -> TimestampWithTimeZone {
+    given(c, unit, zone, false, |c, u, z| {
+        trunc_bound(|| date_instant(c), u, z, false)
+    })
+}
+
+/// `bound(c, unit, zone)`, or the widest bound where `c` is NULL.
+fn given<'a, T>(
+    c: Option<T>,
+    unit: Option<&'a str>,
+    zone: Option<&'a str>,
+    lower: bool,
+    bound: impl FnOnce(T, Option<&'a str>, Option<&'a str>) -> TimestampWithTimeZone,
+) -> TimestampWithTimeZone {
+    match c {
+        Some(c) => bound(c, unit, zone),
+        None => widest(lower),
+    }
 }
 
 fn widest(lower: bool) -> TimestampWithTimeZone {
@@ -119,7 +239,12 @@ fn clamped(us: i128) -> TimestampWithTimeZone {
 }
 
 /// `raw`: a timestamp's representation (µs since 2000, its infinities at the ends of i64).
-fn local_bound(raw: i64, unit: &str, zone: &str, lower: bool) -> TimestampWithTimeZone {
+fn local_bound(
+    raw: i64,
+    unit: Option<&str>,
+    zone: Option<&str>,
+    lower: bool,
+) -> TimestampWithTimeZone {
     // A unit or zone PostgreSQL would refuse (its own call then fails on every row read): the
     // widest bound, so that the rows are read and fail as they would without the range.
     let (Some(zone), Some(unit)) = (Zone::named(zone), unit_named(unit)) else {
@@ -155,12 +280,11 @@ fn local_bound(raw: i64, unit: &str, zone: &str, lower: bool) -> TimestampWithTi
     })
 }
 
-/// A unit by its text: '' for none (Some(None)); None for one not served.
-fn unit_named(unit: &str) -> Option<Option<Unit>> {
-    if unit.is_empty() {
-        Some(None)
-    } else {
-        Unit::named(unit).map(Some)
+/// A unit by its text: NULL for none (Some(None)); None for one not served.
+fn unit_named(unit: Option<&str>) -> Option<Option<Unit>> {
+    match unit {
+        None => Some(None),
+        Some(u) => Unit::named(u).map(Some),
     }
 }
 
@@ -168,12 +292,17 @@ fn unit_named(unit: &str) -> Option<Option<Unit>> {
 /// nothing for any other: the condition then reads and fails as it would without it).
 pub(super) fn served(unit: Option<&str>, zone: Option<&str>) -> bool {
     unit.is_none_or(|u| Unit::named(u).is_some())
-        && zone.is_none_or(|z| !z.is_empty() && Zone::named(z).is_some())
+        && zone.is_none_or(|z| Zone::named(Some(z)).is_some())
 }
 
 /// A date as the timestamp of its midnight; its infinities as a timestamp's; a finite one no
 /// timestamp can hold gives the widest bound.
-fn date_bound(c: Date, unit: &str, zone: &str, lower: bool) -> TimestampWithTimeZone {
+fn date_bound(
+    c: Date,
+    unit: Option<&str>,
+    zone: Option<&str>,
+    lower: bool,
+) -> TimestampWithTimeZone {
     let days = c.into_inner();
     let us = i128::from(days) * 86_400_000_000;
     let raw = match days {
@@ -187,22 +316,22 @@ fn date_bound(c: Date, unit: &str, zone: &str, lower: bool) -> TimestampWithTime
     local_bound(raw, unit, zone, lower)
 }
 
+/// `c`: the instant compared with the truncation, as PostgreSQL compares it (read only once the
+/// unit and zone are known good).
 fn trunc_bound(
-    c: TimestampWithTimeZone,
-    unit: &str,
-    zone: &str,
+    c: impl FnOnce() -> Instant,
+    unit: Option<&str>,
+    zone: Option<&str>,
     lower: bool,
 ) -> TimestampWithTimeZone {
-    let (Some(zone), Some(unit)) = (Zone::named(zone), Unit::named(unit)) else {
+    let (Some(zone), Some(unit)) = (Zone::named(zone), unit.and_then(Unit::named)) else {
         return widest(lower);
     };
-    let raw: i64 = c.into();
-    match (raw, lower) {
-        (i64::MIN, true) | (i64::MAX, false) => return widest(lower),
-        (i64::MIN, false) | (i64::MAX, true) => return widest(!lower),
-        _ => {}
-    }
-    let c = i128::from(raw);
+    let c = match (c(), lower) {
+        (Instant::Before, true) | (Instant::After, false) => return widest(lower),
+        (Instant::Before, false) | (Instant::After, true) => return widest(!lower),
+        (Instant::Micros(us), _) => us - PG_EPOCH_US,
+    };
     let Some(offsets) = zone.offsets(trunc_window(c, unit)) else {
         return widest(lower);
     };
@@ -236,13 +365,16 @@ enum Zone {
 
 impl Zone {
     /// The zone `AT TIME ZONE name` reads, as PostgreSQL resolves it (an abbreviation first, then
-    /// a zone's name or POSIX string), or the session's for ''. None for a dynamic abbreviation or
-    /// a name PostgreSQL does not know (its own call then fails on the first row it reads).
-    fn named(name: &str) -> Option<Zone> {
-        // SAFETY: session_timezone is set in every backend once it is up.
-        if name.is_empty() {
+    /// a zone's name or POSIX string), or the session's for NULL. None for a dynamic abbreviation
+    /// or a name PostgreSQL does not know ('' included: its own call then fails on every row).
+    fn named(name: Option<&str>) -> Option<Zone> {
+        let Some(name) = name else {
+            // SAFETY: session_timezone is set in every backend once it is up.
             let tz = unsafe { pg_sys::session_timezone };
             return (!tz.is_null()).then_some(Zone::Tz(tz));
+        };
+        if name.is_empty() {
+            return None;
         }
         // PostgreSQL reads at most TZ_STRLEN_MAX (255) bytes of it.
         if name.len() > 255 {

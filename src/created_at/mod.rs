@@ -8,7 +8,9 @@
 //! condition, which still decides each row. Either way no result changes but for keys the
 //! decoder refuses (an ERROR where such a row is read), as with any index. A sort by such a time,
 //! the last key of an ORDER BY, becomes a sort by the key, which its index returns in order; its
-//! `min` and `max` the time of the key's, which the index gives in one row.
+//! `min` and `max` the time of the key's, which the index gives in one row. A local time of the
+//! time compared with a constant (`created_at::date = D`, `date_trunc('day', created_at) = T`)
+//! gets the range of instants around it that the zone's offsets allow, beside the comparison.
 //! `idgen.time_conditions = off` turns both off.
 //!
 //! - `decoders.rs`: the table of decoders the walk understands, and what proves each one's range;
@@ -16,6 +18,9 @@
 //! - `key_of.rs`: the key behind a time, through the views and columns that keep them together;
 //! - `order_by.rs`: ORDER BY the time, by the key;
 //! - `min_max.rs`: `min` and `max` of the time, of the key;
+//! - `wrappers.rs`: the local times of a time ORMs write (`::date`, `AT TIME ZONE`, `date_trunc`);
+//! - `local_time.rs`: the instants such a local time can hold for (the core's arithmetic,
+//!   `pg_idgen_core::local_time`, over the zone's offsets);
 //! - `bounds.rs`: the bound functions (the core's arithmetic, `pg_idgen_core::time_bounds`) and
 //!   how a statement finds them.
 mod bounds;

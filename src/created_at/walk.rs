@@ -21,7 +21,7 @@ use super::key_of::decoded_key;
 use super::local_time::served;
 use super::min_max::min_max_by_key;
 use super::order_by::order_by_key;
-use super::wrappers::{text, unwrap, Wrapped};
+use super::wrappers::{unwrap, Wrapped};
 use crate::gucs;
 use crate::pg::nodes::{cells, conjuncts, is_a, list_of, text_constant};
 
@@ -153,6 +153,13 @@ unsafe fn with_ranges(
                         // Replaced by its range.
                         continue;
                     }
+                    if whole {
+                        // Beside its range, estimated as the range is.
+                        if let Some(within) = cx.bounds.within_range() {
+                            kept.push(within_range(c, within));
+                            continue;
+                        }
+                    }
                 }
             }
             kept.push(c);
@@ -162,6 +169,24 @@ unsafe fn with_ranges(
         }
         kept.extend(added);
         pg_sys::makeBoolExpr(pg_sys::BoolExprType::AND_EXPR, list_of(&kept), -1).cast()
+    }
+}
+
+/// `idgen_internal.within_range(c)`.
+///
+/// SAFETY: `c` is a condition of the query.
+unsafe fn within_range(c: *mut pg_sys::Node, within: pg_sys::Oid) -> *mut pg_sys::Node {
+    // SAFETY: a node constructor, in the current memory context.
+    unsafe {
+        pg_sys::makeFuncExpr(
+            within,
+            pg_sys::BOOLOID,
+            list_of(&[c]),
+            pg_sys::InvalidOid,
+            pg_sys::InvalidOid,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        )
+        .cast()
     }
 }
 
@@ -231,20 +256,25 @@ unsafe fn implied(
                     });
                 }
             }
-            // A wrapper of the time compared with its own type (`created_at::date = D`).
-            if time != other {
-                continue;
-            }
+            // A wrapper of the time: a local time compared with its own type (`created_at::date =
+            // D`), a truncated timestamptz with a timestamptz, a timestamp or a date.
             let Some(w) = unwrap(decoded) else {
                 continue;
             };
-            // The unit and the zone: text constants the bounds serve.
-            let unit = w.unit.map(|e| text_constant(e));
-            let zone = w.zone.map(|e| text_constant(e));
+            let trunc = w.result == TimeType::Timestamptz;
+            // The unit and the zone: constant during the statement (a bind parameter too, as
+            // SQLAlchemy sends date_trunc's unit); a text constant only one the bounds serve (for
+            // any other the condition reads every row, and fails, as without the range).
+            let given = [w.unit, w.zone];
+            let unit = w.unit.and_then(|e| text_constant(e));
+            let zone = w.zone.and_then(|e| text_constant(e));
             if w.result != time
-                || unit.as_ref().is_some_and(Option::is_none)
-                || zone.as_ref().is_some_and(Option::is_none)
-                || !served(unit.flatten().as_deref(), zone.flatten().as_deref())
+                || (!trunc && other != time)
+                || !given
+                    .into_iter()
+                    .flatten()
+                    .all(|e| constant_for_statement(e))
+                || !served(unit.as_deref(), zone.as_deref())
             {
                 continue;
             }
@@ -252,7 +282,7 @@ unsafe fn implied(
                 continue;
             };
             let (lower_fn, upper_fn) = cx.bounds.of(found.decoder, TimeType::Timestamptz)?;
-            let (local_lower, local_upper) = cx.bounds.of_local(time)?;
+            let (local_lower, local_upper) = cx.bounds.of_local(trunc, other)?;
             let mut conditions = Vec::new();
             for (wanted, is_lower, local_fn, key_fn) in [
                 (lower, true, local_lower, lower_fn),
@@ -274,15 +304,20 @@ unsafe fn implied(
 }
 
 /// `idgen_internal.time_local_lower(t, unit, zone)` (or another of `local_time.rs`) for a
-/// wrapper: '' for no unit, and for the session's zone.
+/// wrapper: NULL for no unit, and for the session's zone.
 ///
 /// SAFETY: `t` and the wrapper's unit and zone are expressions of the query; copies are used.
 unsafe fn local_bound(w: &Wrapped, t: *mut pg_sys::Node, func: pg_sys::Oid) -> *mut pg_sys::Node {
     // SAFETY: node constructors of PostgreSQL, in the current memory context.
     unsafe {
         let copy = |e: *mut pg_sys::Node| pg_sys::copyObjectImpl(e.cast()) as *mut pg_sys::Node;
-        let or_empty = |e: Option<*mut pg_sys::Node>| e.map_or_else(|| text(""), copy);
-        let args = [copy(t), or_empty(w.unit), or_empty(w.zone)];
+        let or_null = |e: Option<*mut pg_sys::Node>| {
+            e.map_or_else(
+                || pg_sys::makeNullConst(pg_sys::TEXTOID, -1, pg_sys::DEFAULT_COLLATION_OID).cast(),
+                copy,
+            )
+        };
+        let args = [copy(t), or_null(w.unit), or_null(w.zone)];
         pg_sys::makeFuncExpr(
             func,
             pg_sys::TIMESTAMPTZOID,

@@ -98,7 +98,7 @@ fn day() -> *mut pg_sys::Node {
 }
 
 /// A text constant, with the collation the parser gives one.
-pub(super) fn text(s: &str) -> *mut pg_sys::Node {
+fn text(s: &str) -> *mut pg_sys::Node {
     use pgrx::IntoDatum;
     // SAFETY: a node constructor, in the current memory context.
     unsafe {

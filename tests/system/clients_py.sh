@@ -16,7 +16,8 @@
 #     committed;
 #   - a free created_at (examples/created_at_orm.py): psycopg's naive datetime and date
 #     parameters, SQLAlchemy's Mapped[datetime], Django's USE_TZ = False filters: each read by the
-#     key range alone, and the rows of the setting off.
+#     key range alone, and the rows of the setting off; a day as Django (__date, TruncDay) and
+#     SQLAlchemy (cast to Date, date_trunc) write it: a key range around it, the same rows.
 # Skipped, saying why, when PyPI cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
@@ -83,5 +84,9 @@ echo "    $out"
 for client in psycopg_naive_datetime psycopg_date sqlalchemy_naive_datetime django_naive_datetime django_range; do
   check "a free created_at, $client: read by the key range alone, the rows of the setting off" eq \
     "$(python3 -c "import json, sys; r = json.loads(sys.argv[1])[sys.argv[2]]; print(r['served'], r['rows'] == r['rows_off'] > 0)" "$out" "$client")" "True True"
+done
+for client in django_date django_trunc_day sqlalchemy_cast_date sqlalchemy_date_trunc; do
+  check "a free created_at, a day as $client writes it: read by a key range around it, the rows of the setting off" eq \
+    "$(python3 -c "import json, sys; r = json.loads(sys.argv[1])[sys.argv[2]]; print(r['ranged'], r['rows'] == r['rows_off'] > 0)" "$out" "$client")" "True True"
 done
 finish

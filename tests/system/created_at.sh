@@ -167,6 +167,33 @@ check "an SQL function's query: the same count" same_on_and_off "SELECT recent_s
 check "a join on the key, the time on one side: the same rows" \
   same_on_and_off "SELECT count(*) FROM orders o JOIN orders_v r ON r.id = o.id WHERE r.created_at >= '$T0'::date - 2 AND o.v % 3 = 0"
 
+phase "a local time of the key's time: ::date, AT TIME ZONE, date_trunc (what ORMs write for a day)"
+# Each reads a key range, and keeps the comparison beside it: a local time is not monotone in the
+# instant (clocks fall back), so the range comes from the zone's offsets near it, when the
+# statement runs, and is wider where they change.
+check "created_at::date = a day (Django's __date, SQLAlchemy's cast(..., Date)): a key range, the comparison kept" \
+  filtered "SELECT * FROM orders_v WHERE created_at::date = current_date - 3"
+check "(created_at AT TIME ZONE 'UTC')::date = a day (Django with USE_TZ): a key range" \
+  filtered "SELECT * FROM orders_v WHERE (created_at AT TIME ZONE 'UTC')::date = current_date - 3"
+check "date_trunc('day', created_at) = a timestamptz: a key range" \
+  filtered "SELECT * FROM orders_v WHERE date_trunc('day', created_at) = date_trunc('day', now() - interval '3 days')"
+check "date_trunc('day', created_at AT TIME ZONE 'Asia/Kathmandu') >= a timestamp (Django's TruncDay): a key range" \
+  filtered "SELECT * FROM orders_v WHERE date_trunc('day', created_at AT TIME ZONE 'Asia/Kathmandu') >= localtimestamp - interval '1 day'"
+check "date_trunc('hour', uuidv7_timestamp(id), 'Europe/Paris') >= a timestamptz: a key range" \
+  filtered "SELECT * FROM events WHERE date_trunc('hour', uuidv7_timestamp(id), 'Europe/Paris') >= now() - interval '2 hours'"
+check "a unit date_trunc takes but the bounds do not serve ('days'), an unknown zone, a dynamic abbreviation (MSK): nothing added" \
+  eq "$(for c in "date_trunc('days', created_at) = now()" "created_at AT TIME ZONE 'Europe/Nowhere' > localtimestamp" "created_at AT TIME ZONE 'MSK' > localtimestamp"; do plan "SELECT * FROM orders_v WHERE $c" | grep -c idgen_internal; done | tr '\n' ' ')" "0 0 0 "
+check "an unknown unit: the same error on and off (the rows are read), not none" eq \
+  "$(q $PORT "SELECT count(*) FROM orders_v WHERE date_trunc('fortnight', created_at) > 'infinity'" 2>&1 | grep -o 'not recognized' | head -1)|$(q $PORT "SET idgen.time_conditions = off; SELECT count(*) FROM orders_v WHERE date_trunc('fortnight', created_at) > 'infinity'" 2>&1 | grep -o 'not recognized' | head -1)" "not recognized|not recognized"
+check "a generic plan of ::date = \$1 across SET TimeZone: the rows of each zone, as without the range" eq \
+  "$(for on in on off; do q $PORT "SET idgen.time_conditions = $on; SET plan_cache_mode = force_generic_plan; PREPARE d(date) AS SELECT count(*) FROM orders_v WHERE created_at::date = \$1;
+    SET TimeZone = 'UTC'; EXECUTE d('$T0'::date - 5); SET TimeZone = 'Pacific/Kiritimati'; EXECUTE d('$T0'::date - 5)" | tr '\n' ' '; echo; done | sort -u | wc -l)" 1
+if [ "$MAJOR" -ge 17 ]; then
+  check "AT LOCAL (PostgreSQL 17): a key range" filtered "SELECT * FROM orders_v WHERE created_at AT LOCAL >= localtimestamp - interval '1 day'"
+else
+  echo "  skipped: AT LOCAL (PostgreSQL 17 and later; this is $MAJOR)"
+fi
+
 phase "outer joins: the added range stands where the condition stands, nulled by the same joins"
 q $PORT "CREATE TABLE few AS SELECT generate_series(1, 100) AS v; ANALYZE few" >/dev/null
 check "a view's created_at in a LEFT JOIN's ON" \
@@ -496,4 +523,12 @@ check "every condition that implies a range was read as one" eq \
   "$(qdb $PORT diff "SELECT ranged = expected AND conditions > 5000 FROM ca_stats")" t
 check "control: a bound one key too tight, by hand, finds other rows (the data reach the edges)" ne \
   "$(qdb $PORT diff "SET client_min_messages = error; SELECT ca_control(100)")" 0
+qdb $PORT diff "SET client_min_messages = error; SELECT ca_local_tables()" >/dev/null
+local_disagree=$(qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0 - 0.75); SELECT * FROM ca_local(400)" 2>&1 | tail -n +2)
+local_stats=$(qdb $PORT diff "SELECT conditions || ' conditions, ' || ranged || ' read as a key range' FROM ca_local_stats")
+check "local times (::date, ::timestamp, AT TIME ZONE, date_trunc) in zones whose clocks change near the keys: the same rows on and off ($local_stats)" \
+  eq "$(head -c 3000 <<<"$local_disagree")" ""
+check "most of those conditions read a key range" eq "$(qdb $PORT diff "SELECT ranged * 2 > conditions AND conditions >= 800 FROM ca_local_stats")" t
+check "control: a day as its two midnights read as instants (the naive range) finds other rows than ::date on a day whose clocks fall back across midnight (the data reach it)" ne \
+  "$(qdb $PORT diff "SELECT ca_local_control()")" 0
 finish

@@ -377,3 +377,158 @@ BEGIN
     END LOOP;
     PERFORM set_config('TimeZone', 'UTC', true);
 END $$;
+
+-- Local times of the key's time, as ORMs write "on a given day" (::date, ::timestamp, AT TIME
+-- ZONE, date_trunc of either, in the session's zone or a named one), compared with a constant, a
+-- bind parameter or NULL, in session zones whose clocks change near the keys: keys every few
+-- minutes around a fall back across midnight (Havana 2025, Sao Paulo 2019: the date goes back),
+-- a spring forward at midnight (Havana, Sao Paulo 2018), a day skipped (Apia 2011), a 30-minute
+-- change (Lord Howe), New York's; zones of odd or huge fixed offsets; abbreviations, fixed and
+-- dynamic; units canonical, in capitals, plural and unknown; unknown zones (an error, on and off);
+-- a truncated timestamptz also against a timestamp or a date (what Django's TruncDay sends).
+-- Returns a row per disagreement (none expected); ca_local_stats counts the conditions and those
+-- whose plan read a key range.
+CREATE TABLE ca_local_stats (conditions int, ranged int);
+
+CREATE FUNCTION ca_local_tables() RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    x timestamptz;
+BEGIN
+    CREATE TABLE ca_local_u (id uuid PRIMARY KEY);
+    CREATE TABLE ca_local_s (id bigint PRIMARY KEY);
+    FOREACH x IN ARRAY ARRAY['2025-11-02 05:00+00', '2025-03-09 05:00+00', '2019-02-17 02:00+00',
+                             '2018-11-04 03:00+00', '2011-12-30 10:00+00', '2025-04-05 15:00+00',
+                             '2025-03-09 07:00+00', '2025-11-02 06:00+00']::timestamptz[] LOOP
+        INSERT INTO ca_local_u SELECT DISTINCT uuidv7_from_timestamp(x + k * interval '7 minutes' + (k * 13 % 60) * interval '1 second')
+          FROM generate_series(-720, 720) k ON CONFLICT DO NOTHING;
+        INSERT INTO ca_local_s SELECT DISTINCT id_from_timestamp(x + k * interval '7 minutes' + (k * 13 % 60) * interval '1 second', 'twitter')
+          FROM generate_series(-720, 720) k ON CONFLICT DO NOTHING;
+    END LOOP;
+    ANALYZE ca_local_u;
+    ANALYZE ca_local_s;
+    INSERT INTO ca_local_stats VALUES (0, 0);
+END $$;
+
+CREATE FUNCTION ca_local(n int) RETURNS TABLE (tbl text, zone text, query text, param text, off_answer text, on_answer text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    zones text[] := ARRAY['America/Havana', 'America/Sao_Paulo', 'Pacific/Apia', 'Australia/Lord_Howe',
+                          'America/New_York', 'Asia/Kolkata', 'UTC', '<+150>-150', '<-167:59>+167:59'];
+    named text[] := zones || ARRAY['EST', 'utc', 'MSK', 'IST', 'Europe/Nowhere', 'America/havana', ''];
+    units text[] := ARRAY['day', 'day', 'hour', 'week', 'month', 'minute', 'DAY', 'days', 'fortnight', 'microseconds', 'quarter', 'year', ''];
+    ops text[] := ARRAY['<', '<=', '=', '=', '>=', '>'];
+    t record;
+    f text;
+    t0 timestamptz;
+    z text;
+    u text;
+    form text;
+    lhs text;
+    kind text;
+    c text;
+    cond text;
+    q text;
+    p text;
+    a_off text;
+    a_on text;
+    plan text;
+    i int;
+BEGIN
+    FOR t IN SELECT * FROM (VALUES ('ca_local_u', 'uuidv7_timestamp(id)'), ('ca_local_s', 'id_timestamp(id, ''twitter'')')) v(tbl, f) LOOP
+        FOR i IN 1..n LOOP
+            PERFORM set_config('TimeZone', zones[1 + floor(random() * array_length(zones, 1))::int], true);
+            z := named[1 + floor(random() * array_length(named, 1))::int];
+            u := units[1 + floor(random() * array_length(units, 1))::int];
+            form := (ARRAY['date', 'timestamp', 'at', 'at_date', 'at_trunc', 'trunc', 'trunc_zone', 'local_trunc'])[1 + floor(random() * 8)::int];
+            -- %1$s: the time; the form's value and the type of the constant it is compared with
+            SELECT l, k INTO lhs, kind FROM (VALUES
+                ('date', format('%s::date', t.f), 'date'),
+                ('timestamp', format('%s::timestamp', t.f), 'timestamp'),
+                ('at', format('%s AT TIME ZONE %L', t.f, z), 'timestamp'),
+                ('at_date', format('(%s AT TIME ZONE %L)::date', t.f, z), 'date'),
+                ('at_trunc', format('date_trunc(%L, %s AT TIME ZONE %L)', u, t.f, z), 'timestamp'),
+                ('trunc', format('date_trunc(%L, %s)', u, t.f), (ARRAY['timestamptz', 'timestamp', 'date'])[1 + floor(random() * 3)::int]),
+                ('trunc_zone', format('date_trunc(%L, %s, %L)', u, t.f, z), (ARRAY['timestamptz', 'timestamp', 'date'])[1 + floor(random() * 3)::int]),
+                ('local_trunc', format('date_trunc(%L, %s::timestamp)', u, t.f), 'timestamp')) v(w, l, k)
+              WHERE w = form;
+            EXECUTE format('SELECT %s FROM %I ORDER BY random() LIMIT 1', t.f, t.tbl) INTO t0;
+            -- The constant: a key's local time or day (in this or another zone), near it, an end, NULL.
+            c := CASE floor(random() * 10)::int
+                WHEN 0 THEN 'infinity' WHEN 1 THEN '-infinity' WHEN 2 THEN NULL
+                ELSE CASE kind
+                    WHEN 'date' THEN ((t0 AT TIME ZONE zones[1 + floor(random() * 7)::int])::date + floor(random() * 3)::int - 1)::text
+                    WHEN 'timestamp' THEN (date_trunc('hour', t0 AT TIME ZONE zones[1 + floor(random() * 7)::int]) + floor(random() * 5 - 2) * interval '30 minutes')::text
+                    ELSE (date_trunc('hour', t0) + floor(random() * 5 - 2) * interval '30 minutes')::text END END;
+            p := NULL;
+            IF random() < 0.25 THEN
+                -- a bind parameter, as clients send one
+                cond := format('%s %s $1::%s', lhs, ops[1 + floor(random() * 6)::int], kind);
+                p := c;
+            ELSIF random() < 0.15 THEN
+                cond := format('%s BETWEEN %s AND %s', lhs, coalesce(quote_literal(c), 'NULL') || '::' || kind,
+                               coalesce(quote_literal(c), 'NULL') || '::' || kind || ' + interval ''1 day''');
+            ELSIF random() < 0.2 THEN
+                cond := format('%s %s %s', coalesce(quote_literal(c), 'NULL') || '::' || kind, ops[1 + floor(random() * 6)::int], lhs);
+            ELSE
+                cond := format('%s %s %s', lhs, ops[1 + floor(random() * 6)::int], coalesce(quote_literal(c), 'NULL') || '::' || kind);
+            END IF;
+            q := format('SELECT count(*) || '':'' || coalesce(sum(hashtext(id::text)), 0) FROM %I WHERE %s', t.tbl, cond);
+            PERFORM set_config('idgen.time_conditions', 'off', true);
+            PERFORM set_config('enable_seqscan', 'on', true);
+            a_off := ca_local_answer(q, p);
+            PERFORM set_config('idgen.time_conditions', 'on', true);
+            PERFORM set_config('enable_seqscan', 'off', true);
+            a_on := ca_local_answer(q, p);
+            plan := '';
+            BEGIN
+                FOR plan IN EXECUTE 'EXPLAIN ' || q USING p LOOP
+                    IF plan ~ 'Index Cond: \(\(?id [<>]=' THEN
+                        UPDATE ca_local_stats SET ranged = ranged + 1;
+                        EXIT;
+                    END IF;
+                END LOOP;
+            EXCEPTION WHEN OTHERS THEN NULL;
+            END;
+            UPDATE ca_local_stats SET conditions = conditions + 1;
+            IF a_on IS DISTINCT FROM a_off THEN
+                tbl := t.tbl; zone := current_setting('TimeZone'); query := q; param := p; off_answer := a_off; on_answer := a_on;
+                RETURN NEXT;
+            END IF;
+        END LOOP;
+    END LOOP;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('TimeZone', 'UTC', true);
+END $$;
+
+CREATE FUNCTION ca_local_answer(sql text, param text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    a text;
+BEGIN
+    EXECUTE sql INTO a USING param;
+    RETURN coalesce(a, '');
+EXCEPTION WHEN OTHERS THEN
+    RETURN 'ERROR ' || SQLSTATE;
+END $$;
+
+-- The control of ca_local: "on a given day" read as the naive range of instants, the day's
+-- midnight and the next one's as PostgreSQL reads them in the session's zone, finds other rows
+-- than the condition in the zones of these data (the keys reach the days whose clocks change):
+-- how many of the days disagree.
+CREATE FUNCTION ca_local_control() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+    z text;
+    d date;
+    a bigint;
+    b bigint;
+    wrong int := 0;
+BEGIN
+    FOR z, d IN VALUES ('America/Havana', date '2025-11-02'), ('America/Sao_Paulo', date '2019-02-16'),
+                       ('America/Havana', date '2025-03-09'), ('Pacific/Apia', date '2011-12-31') LOOP
+        PERFORM set_config('TimeZone', z, true);
+        SELECT count(*) INTO a FROM ca_local_u WHERE uuidv7_timestamp(id)::date = d;
+        SELECT count(*) INTO b FROM ca_local_u WHERE uuidv7_timestamp(id) >= d::timestamptz AND uuidv7_timestamp(id) < (d + 1)::timestamptz;
+        wrong := wrong + (a <> b)::int;
+    END LOOP;
+    PERFORM set_config('TimeZone', 'UTC', true);
+    RETURN wrong;
+END $$;
