@@ -4,17 +4,20 @@
 use pgrx::pg_sys;
 
 use super::key_of::decoded_key;
-use crate::pg::nodes::{cells, is_a, list_of};
+use crate::pg::nodes::{cells, list_of};
 
-/// `max(time(key))` becomes `time(max(key))`, `min` likewise, for an aggregate that is a whole
-/// output column of `q`. The decoders never decrease as the key grows over the keys they accept,
-/// so the largest key has the largest time; where every such key has a time (`Decoded::exact`) no
-/// NULL time is skipped that the key would not be. A key the decoder refuses makes the original an
-/// ERROR when its row is read and this one only if it is the largest, as with any index. For keys
-/// of a type with `min`/`max` aggregates (bigint: Snowflake keys; PostgreSQL has none for uuid).
-/// A FILTER, DISTINCT or ORDER BY inside the aggregate keeps its meaning (the FILTER reads the
-/// query's rows, as before; the other two change no min or max). Left alone: an aggregate of an
-/// outer query, or one inside a larger expression (`max(created_at) + interval '1 day'`).
+/// `max(time(key))` becomes `time(max(key))`, `min` likewise, wherever such an aggregate stands
+/// in an output column of `q` or its HAVING: the whole column, or inside an expression of it
+/// (`max(created_at) + interval '1 day'`, `coalesce(max(created_at), now())`,
+/// `date_trunc('day', min(created_at))`): the same value, so any expression of it is. The
+/// decoders never decrease as the key grows over the keys they accept, so the largest key has the
+/// largest time; where every such key has a time (`Decoded::exact`) no NULL time is skipped that
+/// the key would not be. A key the decoder refuses makes the original an ERROR when its row is
+/// read and this one only if it is the largest, as with any index. For keys of a type with
+/// `min`/`max` aggregates (bigint: Snowflake keys; PostgreSQL has none for uuid). A FILTER,
+/// DISTINCT or ORDER BY inside the aggregate keeps its meaning (the FILTER reads the query's rows,
+/// as before; the other two change no min or max). Left alone: an aggregate of an outer query,
+/// and one under a node kind `in_place` does not open (a subquery's are its own query's).
 ///
 /// SAFETY: `q` is a Query of the planner's tree.
 pub(super) unsafe fn min_max_by_key(q: *mut pg_sys::Query) {
@@ -25,13 +28,68 @@ pub(super) unsafe fn min_max_by_key(q: *mut pg_sys::Query) {
         }
         for node in cells((*q).targetList) {
             let entry = node as *mut pg_sys::TargetEntry;
-            let expr = (*entry).expr as *mut pg_sys::Node;
-            if is_a(expr, pg_sys::NodeTag::T_Aggref) {
-                if let Some(by_key) = of_the_key(expr as *mut pg_sys::Aggref, q) {
-                    (*entry).expr = by_key.cast();
+            (*entry).expr = in_place((*entry).expr.cast(), q, 0).cast();
+        }
+        (*q).havingQual = in_place((*q).havingQual, q, 0);
+    }
+}
+
+/// How deep `in_place` goes into an expression.
+const MAX_DEPTH: usize = 32;
+
+/// `e` with each min or max of a time by the key (`of_the_key`), changed in place: through the
+/// nodes that only combine their arguments' values (operators, functions, casts, AND/OR/NOT,
+/// COALESCE, GREATEST/LEAST, CASE, IS NULL); nothing else is opened.
+///
+/// SAFETY: `e` is an expression of `q`, or NULL.
+unsafe fn in_place(e: *mut pg_sys::Node, q: *mut pg_sys::Query, depth: usize) -> *mut pg_sys::Node {
+    use pg_sys::NodeTag::*;
+    // SAFETY: each node is read as the type its tag says; its lists hold expressions.
+    unsafe {
+        if e.is_null() || depth > MAX_DEPTH {
+            return e;
+        }
+        pg_sys::check_stack_depth();
+        let each = |list: *mut pg_sys::List| {
+            if !list.is_null() {
+                for i in 0..(*list).length as usize {
+                    let cell = (*list).elements.add(i);
+                    (*cell).ptr_value = in_place((*cell).ptr_value.cast(), q, depth + 1).cast();
                 }
             }
+        };
+        match (*e).type_ {
+            T_Aggref => return of_the_key(e as *mut pg_sys::Aggref, q).unwrap_or(e),
+            T_FuncExpr => each((*(e as *mut pg_sys::FuncExpr)).args),
+            T_OpExpr | T_DistinctExpr | T_NullIfExpr => each((*(e as *mut pg_sys::OpExpr)).args),
+            T_BoolExpr => each((*(e as *mut pg_sys::BoolExpr)).args),
+            T_CoalesceExpr => each((*(e as *mut pg_sys::CoalesceExpr)).args),
+            T_MinMaxExpr => each((*(e as *mut pg_sys::MinMaxExpr)).args),
+            T_RelabelType => {
+                let r = e as *mut pg_sys::RelabelType;
+                (*r).arg = in_place((*r).arg.cast(), q, depth + 1).cast();
+            }
+            T_CoerceViaIO => {
+                let c = e as *mut pg_sys::CoerceViaIO;
+                (*c).arg = in_place((*c).arg.cast(), q, depth + 1).cast();
+            }
+            T_NullTest => {
+                let n = e as *mut pg_sys::NullTest;
+                (*n).arg = in_place((*n).arg.cast(), q, depth + 1).cast();
+            }
+            T_CaseExpr => {
+                let c = e as *mut pg_sys::CaseExpr;
+                (*c).arg = in_place((*c).arg.cast(), q, depth + 1).cast();
+                for when in cells((*c).args) {
+                    let w = when as *mut pg_sys::CaseWhen;
+                    (*w).expr = in_place((*w).expr.cast(), q, depth + 1).cast();
+                    (*w).result = in_place((*w).result.cast(), q, depth + 1).cast();
+                }
+                (*c).defresult = in_place((*c).defresult.cast(), q, depth + 1).cast();
+            }
+            _ => {}
         }
+        e
     }
 }
 

@@ -363,9 +363,16 @@ for sql in "SELECT max(created_at), min(created_at) FROM orders_v" \
            "SELECT max(created_at) FILTER (WHERE v % 2 = 0), max(DISTINCT created_at), min(created_at ORDER BY v) FROM orders_v WHERE created_at < '$T0'::timestamptz - interval '2 days'" \
            "SELECT max(created_at) FROM orders_v WHERE false" \
            "SELECT max(id_timestamp(id, 'sonyflake')), min(id_timestamp(id, 'westid32')), max(id_timestamp(id, 'pg_idgen')) FROM ord" \
-           "SELECT max(uuidv7_timestamp(id)), min(uuidv7_timestamp(id)) FROM ord_u"; do
+           "SELECT max(uuidv7_timestamp(id)), min(uuidv7_timestamp(id)) FROM ord_u" \
+           "SELECT max(created_at) + interval '1 day', date_trunc('day', min(created_at)), coalesce(max(created_at), now()) > now() - interval '1 hour' FROM orders_v" \
+           "SELECT v % 5, CASE WHEN max(created_at) IS NULL THEN 'none' ELSE (max(created_at) - min(created_at))::text END FROM orders_v GROUP BY 1 HAVING max(created_at) > '$T0'::timestamptz - interval '1 day' ORDER BY max(created_at), 1" \
+           "SELECT extract(epoch FROM greatest(max(created_at), min(created_at)))::bigint, max(created_at)::date FROM orders_v WHERE false"; do
   check "the same answer as without: $sql" eq "$(q $PORT "$sql" 2>&1)" "$(q $PORT "SET idgen.time_conditions = off; $sql" 2>&1)"
 done
+check "max(created_at) inside an expression (Django's Now() - Max(), an age): still one row of the index" grep -q "Index Only Scan Backward using orders_pkey" \
+  <<<"$(plan "SELECT now() - max(created_at) FROM orders_v")"
+check "max(created_at) in HAVING and ORDER BY of a grouped query: the same answer as without (above), read by the key" not_grep -q "max(id_timestamp" \
+  <<<"$(q $PORT "EXPLAIN (VERBOSE, COSTS OFF) SELECT v % 5 FROM orders_v GROUP BY 1 HAVING max(created_at) > now() ORDER BY max(created_at)")"
 check "max(id_timestamp(id)) over a key the decoder refuses (-1): the largest key's time; read row by row (the setting off) that row raises (22023)" eq \
   "$(q $PORT "SELECT max(id_timestamp(id)) FROM refused" 2>&1)|$(q $PORT "SET idgen.time_conditions = off; SELECT max(id_timestamp(id)) FROM refused" 2>&1 | grep -o ERROR | head -1)" \
   "$(q $PORT "SELECT id_timestamp(max(id)) FROM refused")|ERROR"

@@ -350,7 +350,8 @@ BEGIN
                                 (ARRAY['', 'DESC', 'NULLS FIRST', 'DESC NULLS LAST'])[1 + floor(random() * 4)::int], 1 + floor(random() * 30)::int)
                     -- the earliest and latest time (read from the key where the key's are)
                     WHEN i % 3 = 1
-                    THEN format('SELECT m::text FROM (SELECT min(t), max(t), count(*) FROM (%s) s WHERE %s) m', format(s, f, r.tbl), c.cond)
+                    -- (whole, and inside expressions)
+                    THEN format('SELECT m::text FROM (SELECT min(t), max(t), max(t) + interval ''1 microsecond'', coalesce(min(t), ''-infinity''), count(*) FROM (%s) s WHERE %s) m', format(s, f, r.tbl), c.cond)
                     ELSE format('SELECT count(*) || '':'' || coalesce(sum(hashtext(id::text)), 0) FROM (%s) s WHERE %s', format(s, f, r.tbl), c.cond) END;
                 PERFORM set_config('idgen.time_conditions', 'off', true);
                 a_off := ca_answer(q, c.param);
