@@ -1,4 +1,5 @@
-// pg_idgen from Java: pgjdbc (getGeneratedKeys, one row and a batch) and a Hibernate
+// pg_idgen from Java: pgjdbc (getGeneratedKeys, one row and a batch; a free created_at with
+// LocalDateTime and LocalDate parameters) and a Hibernate
 // IdentifierGenerator that takes whole ranges from idgen.segment_alloc (Hibernate's pooled
 // sequence generators cannot use segment types). Built and run against Debian's
 // libpostgresql-jdbc-java (pgjdbc 42.5) and libhibernate3-java (Hibernate 3.6) by
@@ -84,6 +85,67 @@ public class IdgenJdbc {
         public void setItem(String item) { this.item = item; }
     }
 
+    /**
+     * A free created_at (docs/snowflake.md#a-free-created_at) as JDBC code asks for it: a
+     * LocalDateTime and a LocalDate, which pgjdbc sends as a timestamp and a date, and "on a day"
+     * as created_at::date = ?. For each: what the plan reads ("range": the key range alone;
+     * "around": a range around a local day, the comparison kept; "scan": the condition on every
+     * row), and whether it finds the rows it finds with idgen.time_conditions off.
+     */
+    static void createdAt(Connection c, StringBuilder out) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE java_ca (id bigint PRIMARY KEY, v int)");
+            s.execute("INSERT INTO java_ca SELECT id_from_timestamp(now() - g * interval '1 minute') + g % 1000, g "
+                    + "FROM generate_series(1, 60000) g");
+            s.execute("CREATE VIEW java_ca_v AS SELECT *, id_timestamp(id) AS created_at FROM java_ca");
+            s.execute("ANALYZE java_ca");
+            s.execute("SET TimeZone = 'Asia/Kathmandu'");
+        }
+        java.time.LocalDateTime since;
+        java.time.LocalDate day;
+        try (Statement s = c.createStatement();
+             ResultSet r = s.executeQuery("SELECT localtimestamp(0) - interval '3 days', current_date - 10")) {
+            r.next();
+            since = r.getObject(1, java.time.LocalDateTime.class);
+            day = r.getObject(2, java.time.LocalDate.class);
+        }
+        Object[][] cases = {
+            {"local_date_time", "created_at >= ?", new Object[] {since}},
+            {"local_date", "created_at >= ? AND created_at < ?", new Object[] {day, day.plusDays(1)}},
+            {"cast_date", "created_at::date = ?", new Object[] {day}},
+        };
+        for (Object[] k : cases) {
+            String where = (String) k[1];
+            Object[] params = (Object[]) k[2];
+            long on = count(c, where, params);
+            StringBuilder plan = new StringBuilder();
+            try (PreparedStatement ps = c.prepareStatement("EXPLAIN SELECT * FROM java_ca_v WHERE " + where)) {
+                for (int i = 0; i < params.length; i++) ps.setObject(i + 1, params[i]);
+                try (ResultSet r = ps.executeQuery()) { while (r.next()) plan.append(r.getString(1)).append('\n'); }
+            }
+            try (Statement s = c.createStatement()) { s.execute("SET idgen.time_conditions = off"); }
+            long off = count(c, where, params);
+            try (Statement s = c.createStatement()) { s.execute("RESET idgen.time_conditions"); }
+            String p = plan.toString();
+            String how = p.contains("idgen_internal.time_local_") || p.contains("idgen_internal.time_trunc_") ? "around"
+                    : p.matches("(?s).*\\(id [<>]= .*") && !p.contains("id_timestamp(") ? "range" : "scan";
+            out.append(",\"jdbc_created_at_").append(k[0]).append("\":\"").append(how).append(' ')
+                    .append(on == off && on > 0 ? "True" : "False").append('"');
+        }
+        try (Statement s = c.createStatement()) {
+            s.execute("DROP VIEW java_ca_v");
+            s.execute("DROP TABLE java_ca");
+            s.execute("RESET TimeZone");
+        }
+    }
+
+    static long count(Connection c, String where, Object[] params) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM java_ca_v WHERE " + where)) {
+            for (int i = 0; i < params.length; i++) ps.setObject(i + 1, params[i]);
+            try (ResultSet r = ps.executeQuery()) { r.next(); return r.getLong(1); }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         String url = args[0];
         StringBuilder out = new StringBuilder("{");
@@ -122,6 +184,7 @@ public class IdgenJdbc {
             }
             out.append("\"jdbc_one_above_2_pow_53\":").append(one > (1L << 53));
             out.append(",\"jdbc_batch_keys\":").append(batch.size());
+            createdAt(c, out);
         }
 
         Configuration cfg = new Configuration()

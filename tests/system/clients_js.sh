@@ -12,6 +12,9 @@
 # also through JSON; and the control, Drizzle's bigint in mode 'number', which rounds them (the
 # comparison fails there, as it must). Prisma is not tried: its `prisma generate` downloads a
 # schema engine from binaries.prisma.sh, which no registry carries.
+# A free created_at as node-postgres asks (examples/created_at_node.js): a JavaScript Date and a day
+# string read by the key range alone; created_at::date = $1 and date_trunc('day', created_at) = $1
+# by a range around the day; each the rows of the setting off.
 # Skipped, saying why, when Node.js is missing or the npm registry cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
@@ -57,6 +60,15 @@ out=$(run_js $JS_PORT)
 echo "    js_safe layout: $out"
 check "js_safe: JSON numbers are exact, all 1,000 distinct, none above 2^53" eq \
   "$(field "$out" json_numbers_exact)|$(field "$out" json_numbers_distinct)|$(field "$out" above_2_pow_53)" "1000|1000|0"
+
+phase "a free created_at as node-postgres asks (examples/created_at_node.js)"
+ca=$(NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/created_at_node.js" "postgres://postgres@127.0.0.1:$PORT/postgres")
+echo "    $ca"
+ca_case() { python3 -c "import json, sys; r = json.loads(sys.argv[1])[sys.argv[2]]; print(r['how'], r['rows'] == r['rows_off'] > 0)" "$ca" "$1"; }
+check "a JavaScript Date (a timestamptz) and a day string (a date): the key range alone, the rows of the setting off" eq \
+  "$(ca_case js_date)|$(ca_case day_string)" "range True|range True"
+check "created_at::date = a day string, date_trunc('day', created_at) = a Date: a range around the day, the rows of the setting off" eq \
+  "$(ca_case cast_date)|$(ca_case date_trunc)" "around True|around True"
 
 phase "the ORMs (examples/orm.js)"
 orm=$(NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/orm.js" "postgres://postgres@127.0.0.1:$PORT/postgres")
