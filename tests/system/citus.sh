@@ -8,7 +8,9 @@
 #   - a distributed table written at once by single-row INSERTs, multi-row INSERTs and COPY
 #     through the coordinator, INSERT ... SELECT through each worker (MX), and INSERT ... SELECT
 #     that Citus pushes down into the shards (the default evaluated there);
-#   - decoding, filtering and grouping by an ID's worker and time in distributed queries;
+#   - decoding, filtering and grouping by an ID's worker and time in distributed queries; a free
+#     created_at there: the shards read their key index, the rows (and an UPDATE's) those of the
+#     condition nothing is derived from, local times (::date, AT TIME ZONE, date_trunc) too;
 #   - a reference table with a Snowflake key written from all three nodes;
 #   - a segment type on every node, split by delta/remainder from the group id in one command;
 #   - a worker restarted with its clock 30 s back; a worker killed with kill -9 mid-load;
@@ -147,6 +149,22 @@ naive_cut="SET TimeZone = 'Asia/Kathmandu'; SELECT count(*) FROM ev WHERE id_tim
 check "the cut as a timestamp without time zone (what ORMs send), in a zone of odd offset: the same rows; the next hour as one: each shard reads its index" eq \
   "$(q $C "$naive_cut")|$(q $C "$(sed 's/^\(.*\) WHERE \(.*\)$/\1 WHERE (\2) IS TRUE/' <<<"$naive_cut")")|$(q $C "SET TimeZone = 'Asia/Kathmandu'; EXPLAIN (COSTS OFF) SELECT count(*) FROM ev WHERE id_timestamp(id, 'pg_idgen') >= localtimestamp + interval '1 hour'" | grep -c "Index Cond: (id >= ")" \
   "$by_time|$by_time|1"
+# Local times of the key's time (::date, AT TIME ZONE, date_trunc), and an UPDATE: the same rows
+# as the condition nothing is derived from, each read through the shards' key index where a
+# range is added (and the kept condition's within_range() runs on the workers).
+for c in "date_trunc('second', id_timestamp(id, 'pg_idgen')) <= date_trunc('second', '$cut'::timestamptz)" \
+         "id_timestamp(id, 'pg_idgen') AT TIME ZONE 'UTC' < '$cut'::timestamptz AT TIME ZONE 'UTC'" \
+         "date_trunc('second', id_timestamp(id, 'pg_idgen') AT TIME ZONE 'Asia/Kathmandu') > date_trunc('second', '$cut'::timestamptz AT TIME ZONE 'Asia/Kathmandu')" \
+         "id_timestamp(id, 'pg_idgen')::date = ('$cut'::timestamptz)::date" \
+         "id_timestamp(id, 'pg_idgen')::date < ('$cut'::timestamptz)::date"; do
+  check "distributed, $c: the same rows as the condition nothing is derived from" eq \
+    "$(q $C "SELECT count(*) FROM ev WHERE $c")" "$(q $C "SELECT count(*) FROM ev WHERE ($c) IS TRUE")"
+done
+check "... and the shards read their key index for a local time, its comparison kept (date_trunc('second', ...) >= the cut)" eq \
+  "$(q $C "EXPLAIN (COSTS OFF) SELECT count(*) FROM ev WHERE date_trunc('second', id_timestamp(id, 'pg_idgen')) >= date_trunc('second', now() + interval '1 hour')" | grep -c "Index Cond: (id >= .*time_trunc_lower")" 1
+update_by() { q $C "BEGIN; WITH u AS (UPDATE ev SET how = how WHERE $1 RETURNING 1) SELECT count(*) FROM u; ROLLBACK" | grep -E '^[0-9]+$'; }
+check "distributed UPDATE ... WHERE id_timestamp(id) < the cut: the same rows changed" eq \
+  "$(update_by "id_timestamp(id, 'pg_idgen') < '$cut'")" "$(update_by "(id_timestamp(id, 'pg_idgen') < '$cut') IS TRUE")"
 
 phase "a reference table from every node"
 for p in $C $W1 $W2; do for s in 1 2; do bg ref_${p}_$s $p "INSERT INTO ref (v) SELECT g FROM generate_series(1, 2000) g"; done; done
