@@ -256,19 +256,8 @@ fn local_bound(
         (i64::MIN, false) | (i64::MAX, true) => return widest(!lower),
         _ => {}
     }
-    // The local bound: the unit's start at or before c, or the last instant before the next.
-    let local = match unit {
-        None => i128::from(raw),
-        Some(_) if !(FIRST_TRUNCATED..LAST_TRUNCATED).contains(&raw) => return widest(lower),
-        Some(unit) => {
-            let start = truncated(unit, raw);
-            if lower {
-                i128::from(start)
-            } else {
-                let next = truncated(unit, (i128::from(start) + unit.longest_us()) as i64);
-                i128::from(next) - 1
-            }
-        }
+    let Some(local) = local_edge(raw, unit, lower) else {
+        return widest(lower);
     };
     let Some(offsets) = zone.offsets(local_window(local)) else {
         return widest(lower);
@@ -278,6 +267,72 @@ fn local_bound(
     } else {
         local_upper(local, offsets)
     })
+}
+
+/// The local time a side of the range starts or ends at, for a finite `raw`: the unit's start at
+/// or before it (lower), or the last microsecond before the next unit's (upper); `raw` itself
+/// without a unit. None where it cannot be truncated.
+fn local_edge(raw: i64, unit: Option<Unit>, lower: bool) -> Option<i128> {
+    match unit {
+        None => Some(i128::from(raw)),
+        Some(_) if !(FIRST_TRUNCATED..LAST_TRUNCATED).contains(&raw) => None,
+        Some(unit) => {
+            let start = truncated(unit, raw);
+            Some(if lower {
+                i128::from(start)
+            } else {
+                i128::from(truncated(
+                    unit,
+                    (i128::from(start) + unit.longest_us()) as i64,
+                )) - 1
+            })
+        }
+    }
+}
+
+/// Whether the range of a local time in a zone named by a constant holds exactly the instants
+/// whose local time satisfies the comparison (`lower`/`upper`: the sides it bounds, inclusive),
+/// so that the range can stand in its place; decided while planning. True only where the zone's
+/// offset is one and the same over the window of every side (no clock change near: then a local
+/// time is the instant plus that offset), the comparison is `=`, `>=` or `<=`, and a `=` or `>=`
+/// compares with the start of a unit (`date_trunc('day', ...) = '2025-01-01 12:00'` holds for no
+/// instant). A zone named by a constant reads the same at planning and execution (PostgreSQL's
+/// `timezone(text, timestamptz)` is IMMUTABLE); the session's does not, so its forms keep the
+/// comparison.
+pub(super) fn local_exact(
+    raw: i64,
+    unit: Option<&str>,
+    zone: &str,
+    (lower, upper, inclusive): (bool, bool, bool),
+) -> bool {
+    let (Some(zone), Some(unit)) = (Zone::named(Some(zone)), unit_named(unit)) else {
+        return false;
+    };
+    if !inclusive || raw == i64::MIN || raw == i64::MAX {
+        return false;
+    }
+    if let Some(u) = unit {
+        if !(FIRST_TRUNCATED..LAST_TRUNCATED).contains(&raw) || (lower && truncated(u, raw) != raw)
+        {
+            return false;
+        }
+    }
+    [(lower, true), (upper, false)]
+        .into_iter()
+        .filter(|&(wanted, _)| wanted)
+        .all(|(_, side)| {
+            local_edge(raw, unit, side)
+                .and_then(|edge| zone.offsets(local_window(edge)))
+                .is_some_and(|o| o.min_s == o.max_s)
+        })
+}
+
+/// A date's midnight as a timestamp's representation, where a timestamp can hold it.
+pub(super) fn date_midnight(days: i32) -> Option<i64> {
+    let us = i128::from(days) * 86_400_000_000;
+    (i128::from(FIRST_TRUNCATED)..i128::from(LAST_TRUNCATED))
+        .contains(&us)
+        .then_some(us as i64)
 }
 
 /// A unit by its text: NULL for none (Some(None)); None for one not served.
@@ -303,15 +358,13 @@ fn date_bound(
     zone: Option<&str>,
     lower: bool,
 ) -> TimestampWithTimeZone {
-    let days = c.into_inner();
-    let us = i128::from(days) * 86_400_000_000;
-    let raw = match days {
+    let raw = match c.into_inner() {
         i32::MIN => i64::MIN,
         i32::MAX => i64::MAX,
-        _ if !(i128::from(FIRST_TRUNCATED)..i128::from(LAST_TRUNCATED)).contains(&us) => {
-            return widest(lower)
-        }
-        _ => us as i64,
+        days => match date_midnight(days) {
+            Some(raw) => raw,
+            None => return widest(lower),
+        },
     };
     local_bound(raw, unit, zone, lower)
 }

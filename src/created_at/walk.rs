@@ -18,7 +18,7 @@ use pgrx::pg_sys;
 use super::bounds::{Bounds, TimeType};
 use super::decoders::Decoded;
 use super::key_of::decoded_key;
-use super::local_time::served;
+use super::local_time::{date_midnight, local_exact, served};
 use super::min_max::min_max_by_key;
 use super::order_by::order_by_key;
 use super::wrappers::{unwrap, Wrapped};
@@ -293,13 +293,44 @@ unsafe fn implied(
                     conditions.push(key_bound(&found, instant, is_lower, true, key_fn));
                 }
             }
-            // Never exact: the comparison decides each row in the range.
-            return Some(Range {
-                conditions,
-                exact: false,
-            });
+            // Exact only for a local time in a zone named by a constant, compared with a
+            // constant, where the zone's offset does not change near it (`local_exact`); elsewhere
+            // the comparison decides each row in the range.
+            let exact = found.exact
+                && !trunc
+                && (w.unit.is_none() || unit.is_some())
+                && zone
+                    .as_deref()
+                    .zip(local_constant(t))
+                    .is_some_and(|(z, raw)| {
+                        local_exact(raw, unit.as_deref(), z, (lower, upper, inclusive))
+                    });
+            return Some(Range { conditions, exact });
         }
         None
+    }
+}
+
+/// A date or timestamp constant's representation (a date as its midnight), if `t` is one and not
+/// NULL.
+///
+/// SAFETY: `t` is an expression.
+unsafe fn local_constant(t: *mut pg_sys::Node) -> Option<i64> {
+    // SAFETY: a Const's datum is of its type: int64 for a timestamp, int32 for a date.
+    unsafe {
+        if !is_a(t, pg_sys::NodeTag::T_Const) || (*(t as *mut pg_sys::Const)).constisnull {
+            return None;
+        }
+        let c = t as *mut pg_sys::Const;
+        match (*c).consttype {
+            pg_sys::TIMESTAMPOID => Some((*c).constvalue.value() as i64),
+            pg_sys::DATEOID => match (*c).constvalue.value() as i32 {
+                i32::MIN => Some(i64::MIN),
+                i32::MAX => Some(i64::MAX),
+                days => date_midnight(days),
+            },
+            _ => None,
+        }
     }
 }
 
