@@ -58,6 +58,7 @@ unsafe fn in_place(e: *mut pg_sys::Node, q: *mut pg_sys::Query, depth: usize) ->
                 }
             }
         };
+        let one = |arg: &mut *mut pg_sys::Expr| *arg = in_place((*arg).cast(), q, depth + 1).cast();
         match (*e).type_ {
             T_Aggref => return of_the_key(e as *mut pg_sys::Aggref, q).unwrap_or(e),
             T_FuncExpr => each((*(e as *mut pg_sys::FuncExpr)).args),
@@ -65,27 +66,18 @@ unsafe fn in_place(e: *mut pg_sys::Node, q: *mut pg_sys::Query, depth: usize) ->
             T_BoolExpr => each((*(e as *mut pg_sys::BoolExpr)).args),
             T_CoalesceExpr => each((*(e as *mut pg_sys::CoalesceExpr)).args),
             T_MinMaxExpr => each((*(e as *mut pg_sys::MinMaxExpr)).args),
-            T_RelabelType => {
-                let r = e as *mut pg_sys::RelabelType;
-                (*r).arg = in_place((*r).arg.cast(), q, depth + 1).cast();
-            }
-            T_CoerceViaIO => {
-                let c = e as *mut pg_sys::CoerceViaIO;
-                (*c).arg = in_place((*c).arg.cast(), q, depth + 1).cast();
-            }
-            T_NullTest => {
-                let n = e as *mut pg_sys::NullTest;
-                (*n).arg = in_place((*n).arg.cast(), q, depth + 1).cast();
-            }
+            T_RelabelType => one(&mut (*(e as *mut pg_sys::RelabelType)).arg),
+            T_CoerceViaIO => one(&mut (*(e as *mut pg_sys::CoerceViaIO)).arg),
+            T_NullTest => one(&mut (*(e as *mut pg_sys::NullTest)).arg),
             T_CaseExpr => {
                 let c = e as *mut pg_sys::CaseExpr;
-                (*c).arg = in_place((*c).arg.cast(), q, depth + 1).cast();
+                one(&mut (*c).arg);
                 for when in cells((*c).args) {
                     let w = when as *mut pg_sys::CaseWhen;
-                    (*w).expr = in_place((*w).expr.cast(), q, depth + 1).cast();
-                    (*w).result = in_place((*w).result.cast(), q, depth + 1).cast();
+                    one(&mut (*w).expr);
+                    one(&mut (*w).result);
                 }
-                (*c).defresult = in_place((*c).defresult.cast(), q, depth + 1).cast();
+                one(&mut (*c).defresult);
             }
             _ => {}
         }
