@@ -8,8 +8,7 @@
 use pgrx::prelude::*;
 
 use crate::gucs;
-use crate::node::generator::node;
-use crate::node::layouts::{layout_named, with_last_named};
+use crate::node::layouts::{layout_named, node_layout, with_last_named};
 use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, out_of_range, OrRaise};
 use pg_idgen_core::layout::{Field, Layout};
@@ -104,7 +103,7 @@ fn id_decode(
         name!(layout, Option<String>),
     ),
 > {
-    TableIterator::once(decode_row(id, &node().layout))
+    TableIterator::once(decode_row(id, node_layout()))
 }
 
 /// Takes an ID apart with a named layout (`twitter`, `sonyflake`, ...) or a layout spec.
@@ -144,14 +143,14 @@ AS 'MODULE_PATHNAME', 'id_timestamp_wrapper';
 "#,
     pg_finfo_id_timestamp_wrapper,
     id_timestamp_wrapper,
-    |call: Call| ts_fast(call.arg(0)?.value() as i64, &node().layout),
+    |call: Call| ts_fast(call.arg(0)?.value() as i64, node_layout()),
     pg_sys::Datum::from,
     id_timestamp_full_wrapper
 );
 
 #[pg_extern(stable, parallel_safe, sql = false)]
 fn id_timestamp_full(id: i64) -> TimestampWithTimeZone {
-    let l = &node().layout;
+    let l = node_layout();
     let d = l.unpack(id).map_err(|e| invalid(e.to_string())).or_raise();
     decoded_ts(id, l, d.tick)
 }
@@ -208,7 +207,7 @@ fn id_timestamp_with_full(id: Option<i64>, layout: Option<&str>) -> Option<Times
 /// The worker id inside an ID, with this node's layout; NULL for a layout without worker bits.
 #[pg_extern(stable, parallel_safe)]
 fn id_worker_id(id: i64) -> Option<i64> {
-    worker_of(id, &node().layout)
+    worker_of(id, node_layout())
 }
 
 /// The worker id inside an ID, with a named layout. IMMUTABLE, so that distributed queries (Citus)
@@ -238,7 +237,7 @@ fn min_id_at(ts: TimestampWithTimeZone, l: &Layout) -> i64 {
 /// range scan of the primary key.
 #[pg_extern(stable, parallel_safe)]
 fn id_from_timestamp(ts: TimestampWithTimeZone) -> i64 {
-    min_id_at(ts, &node().layout)
+    min_id_at(ts, node_layout())
 }
 
 /// The smallest ID of an instant under a named layout.
@@ -268,7 +267,7 @@ fn id_range(
     since: TimestampWithTimeZone,
     before: TimestampWithTimeZone,
 ) -> TableIterator<'static, (name!(lower, i64), name!(upper, i64))> {
-    TableIterator::once(range_of(since, before, &node().layout))
+    TableIterator::once(range_of(since, before, node_layout()))
 }
 
 /// The IDs of the times `[since, before)` under a named layout: IMMUTABLE, for partition bounds
@@ -318,7 +317,7 @@ fn span_of(span: Interval, l: &Layout) -> i64 {
 /// that span (pg_partman's interval). A day is 24 hours.
 #[pg_extern(stable, parallel_safe)]
 fn id_span(span: Interval) -> i64 {
-    span_of(span, &node().layout)
+    span_of(span, node_layout())
 }
 
 /// How many IDs of a named layout a span of time covers.

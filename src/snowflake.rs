@@ -1,15 +1,12 @@
 //! `snowflake_next()` and friends: the SQL surface of the node's Snowflake stream, taken through
 //! node/take.rs (which also decides the worker id: the setting, a lease or the Citus group).
 
-use std::sync::atomic::Ordering::*;
-
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 use crate::gucs;
-use crate::node::generator::node;
-use crate::node::horizon::{self, Ordered};
-use crate::node::shared;
+use crate::node::stream::Stream;
+use crate::node::take::node;
 use crate::node::take::{self, NodeWorker};
 use crate::pg::errors::{batch_size, IdError};
 use crate::pg::fast_entry::fast_entry;
@@ -66,11 +63,8 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
 /// query that reads below it (docs/read-horizon.md).
 #[pg_extern(volatile, parallel_restricted, schema = "idgen")]
 fn read_horizon() -> i64 {
-    let shared = shared::shared();
-    horizon::check_reader("idgen.read_horizon()");
-    let (_, flag) = shared.snowflake.last();
-    let flipped = flag != 0 || shared.snowflake.stats.flag_flips.load(Relaxed) > 0;
-    let counter = horizon::horizon_of(Ordered::Snowflake, &shared.snowflake);
+    let take::Horizon { counter, flipped } =
+        take::read_horizon(Stream::Snowflake, "idgen.read_horizon()");
     // The node's own worker id, fixed for its life, except in lease mode (a new lease may bring
     // another): there worker 0, below every worker's IDs of the horizon's counter.
     let worker = match take::node_worker() {

@@ -11,8 +11,6 @@ mod idgen {
     use pgrx::{PgLogLevel, PgSqlErrorCode};
 
     use crate::gucs;
-    use crate::node::checks::check_can_generate;
-    use crate::node::shared;
     use crate::pg::errors::{IdError, OrRaise};
     use crate::pg::time::{ms_of_ts, now_ms, ts_of_ms};
     use pg_idgen_core::civil::format_utc_ms;
@@ -39,8 +37,7 @@ mod idgen {
             .hint("Give the time of the newest ID to move past (or when the node it replaces was last seen, plus that node's idgen.max_drift), from a clock you trust; fix this node's clock first if it is that far behind.")
             .raise();
         }
-        check_can_generate(shared::shared(), None);
-        let next_ms = crate::node::reservation::move_past_ms(ms)
+        let next_ms = crate::node::start_after(ms)
             .map_err(|e| {
                 IdError::new(
                     PgSqlErrorCode::ERRCODE_IO_ERROR,
@@ -48,8 +45,6 @@ mod idgen {
                 )
             })
             .or_raise();
-        // Every ID in this database, whichever system made it, is now below the next ones.
-        crate::node::origin_check::adopt();
         if ms > now + drift {
             IdError::new(
                 PgSqlErrorCode::ERRCODE_WARNING,
@@ -73,7 +68,7 @@ mod idgen {
     /// This database system's identifier (pg_control), for idgen.node_origins.
     #[pg_extern(stable, parallel_safe)]
     fn node_system_identifier() -> i64 {
-        crate::node::origins::system_identifier()
+        crate::node::system_identifier()
     }
 }
 

@@ -14,11 +14,8 @@ mod idgen_internal {
     use pgrx::prelude::*;
 
     use crate::gucs;
-    use crate::node::generator::node;
-    use crate::node::shared;
-    use crate::node::streams::streams;
+    use crate::node::report::{self, node, Stream};
     use crate::pg::time::{now_ms, ts_of_ms};
-    use pg_idgen_core::civil::format_utc_ms;
     use pg_idgen_core::layout::{unit_name, Field, Layout};
     use pg_idgen_core::presets;
 
@@ -117,40 +114,18 @@ mod idgen_internal {
         ),
     > {
         let g = node();
-        let shared = shared::shared();
-        let [snowflake, ..] = streams(shared);
+        let snowflake = report::clock(Stream::Snowflake);
         let st = snowflake.state;
         let (counter, flag) = st.last();
         let now = now_ms();
         let last_ms = snowflake.last_tick_ms();
-        let (worker_id, worker_source) = crate::lease::node_worker(shared);
+        let (worker_id, worker_source) = crate::lease::node_worker();
         let last_id = worker_id
             .filter(|_| counter != 0)
             .map(|w| g.id_of_worker(counter, flag, w as u64));
         let settings = gucs::clock_settings();
         let policy: pg_idgen_core::generator::ClockPolicy = settings.policy.into();
-        let problem = shared
-            .mark_error()
-            .or_else(|| shared.layout_error())
-            .or_else(|| {
-                shared.origins.upgraded_without_mark().then(|| {
-                    "pg_upgrade filled this data directory without the old system's pg_idgen.mark: time-based IDs are refused until it is copied in or idgen.snowflake_start_after() is run".to_string()
-                })
-            })
-            .or_else(|| {
-                streams(shared).iter().find_map(|s| {
-                    let last_ms = s.last_tick_ms()?;
-                    (last_ms > now + settings.max_drift_ms as i64).then(|| {
-                        format!(
-                            "the logical clock of {} is {} ms ahead of the wall clock (last tick at {})",
-                            s.name,
-                            last_ms - now,
-                            format_utc_ms(last_ms)
-                        )
-                    })
-                })
-            })
-            .or_else(crate::node::worker_unset::unset_warning);
+        let problem = report::problem(now, settings.max_drift_ms as i64);
         let (seg_used, seg_size, seg_evictions) = crate::segment::cache_usage();
         TableIterator::once((
             g.layout.name.clone(),
@@ -208,16 +183,15 @@ mod idgen_internal {
             name!(largest_backward_step_ms, i64),
         ),
     > {
-        let shared = shared::shared();
         let now = now_ms();
-        let rows: Vec<_> = streams(shared)
+        let rows: Vec<_> = report::clocks()
             .iter()
             .map(|s| {
                 let st = s.state;
                 let last_ms = s.last_tick_ms();
                 let issued = stat(&st.stats.issued);
                 (
-                    s.name.to_string(),
+                    s.stream.name().to_string(),
                     s.layout.per_tick() as f64 * 1000.0 / s.layout.unit_ms as f64,
                     // The restored position of a stream is no tick of an ID of this start (the
                     // drift still counts it: the stream goes on above it).
@@ -247,15 +221,15 @@ mod idgen_internal {
             name!(refusals, i64),
         ),
     > {
-        use crate::node::refusals::{self, Kind, Reason};
-        let rows: Vec<_> = Kind::ALL
+        use crate::node::report::Reason;
+        let rows: Vec<_> = Stream::ALL
             .iter()
-            .flat_map(|k| Reason::ALL.iter().map(move |r| (*k, *r)))
-            .map(|(k, r)| {
+            .flat_map(|s| Reason::ALL.iter().map(move |r| (*s, *r)))
+            .map(|(s, r)| {
                 (
-                    k.stream().to_string(),
+                    s.name().to_string(),
                     r.name().to_string(),
-                    refusals::get(k, r).min(i64::MAX as u64) as i64,
+                    report::refusals(s, r).min(i64::MAX as u64) as i64,
                 )
             })
             .collect();
@@ -277,35 +251,31 @@ mod idgen_internal {
             name!(oldest_id_time, Option<TimestampWithTimeZone>),
         ),
     > {
-        use crate::node::generator::uuidv7_layout;
-        use crate::node::horizon::{holders, Ordered};
         use pg_idgen_core::horizon::EMPTY;
         let g = node();
         let mut rows = Vec::new();
-        for h in holders() {
+        for h in report::holders() {
             let xid = h.xid.map(i64::from);
-            if h.low.iter().all(|&l| l == EMPTY) {
+            if h.low.iter().all(|(_, &l)| l == EMPTY) {
                 rows.push((h.kind.to_string(), None, h.pid, xid, None, None));
             }
-            for (stream, &low) in [Ordered::Snowflake, Ordered::Uuidv7].iter().zip(&h.low) {
+            for (stream, &low) in h.low.iter() {
                 if low == EMPTY {
                     continue;
                 }
-                let (name, id, ms) = match stream {
-                    Ordered::Snowflake => (
-                        "snowflake",
-                        g.id_of(low, 0).to_string(),
-                        g.layout.ms_of_tick(low >> g.seq_bits()),
-                    ),
-                    Ordered::Uuidv7 => (
-                        "uuidv7",
-                        pgrx::Uuid::from_bytes(pg_idgen_core::uuid7::compose(low, 0)).to_string(),
-                        uuidv7_layout().ms_of_tick(low >> pg_idgen_core::uuid7::COUNTER_BITS),
-                    ),
+                let id = match stream {
+                    Stream::Snowflake => g.id_of(low, 0).to_string(),
+                    Stream::Uuidv7 => {
+                        pgrx::Uuid::from_bytes(pg_idgen_core::uuid7::compose(low, 0)).to_string()
+                    }
+                    // No read horizon is kept for message IDs: never held.
+                    Stream::Msgid => continue,
                 };
+                let clock = report::clock(stream);
+                let ms = clock.layout.ms_of_tick(low >> clock.seq_bits);
                 rows.push((
                     h.kind.to_string(),
-                    Some(name.to_string()),
+                    Some(stream.name().to_string()),
                     h.pid,
                     xid,
                     Some(id),

@@ -11,8 +11,7 @@
 use pgrx::prelude::*;
 use pgrx::{PgSqlErrorCode, Uuid};
 
-use crate::node::horizon::{self, Ordered};
-use crate::node::shared;
+use crate::node::stream::Stream;
 use crate::node::take;
 use crate::pg::errors::{batch_size, invalid, out_of_range, IdError};
 use crate::pg::fast_entry::{fast_entry, Call};
@@ -168,9 +167,7 @@ fn ulid_timestamp(ulid: &str) -> TimestampWithTimeZone {
 /// Its random bits are 0, so it is at or below every UUIDv7 of its counter.
 #[pg_extern(volatile, parallel_restricted, schema = "idgen")]
 fn read_horizon_uuid() -> Uuid {
-    let shared = shared::shared();
-    horizon::check_reader("idgen.read_horizon_uuid()");
-    let counter = horizon::horizon_of(Ordered::Uuidv7, &shared.uuidv7);
+    let counter = take::read_horizon(Stream::Uuidv7, "idgen.read_horizon_uuid()").counter;
     Uuid::from_bytes(uuid7::compose(counter, 0))
 }
 

@@ -107,7 +107,7 @@ fn fault_error(fault: u32, db_name: &str, stream: i32) -> IdError {
 
 /// The refusal of a block of `stream` from `db_name`'s counters: they are bound elsewhere.
 fn elsewhere(db_name: &str, stream: i32) -> IdError {
-    let home = crate::node::backfill_homes::home_of(stream);
+    let home = crate::node::backfills::home_of(stream);
     let name = home.and_then(|h| {
         // SAFETY: a catalog lookup by oid; NULL when no such database exists.
         let p = unsafe { pg_sys::get_database_name(pg_sys::Oid::from(h.db)) };

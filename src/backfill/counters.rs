@@ -5,7 +5,7 @@ use pgrx::pg_sys;
 use pgrx::spi::SpiClient;
 
 use super::faults::{FAULT_ELSEWHERE, FAULT_LEASED, FAULT_NOT_INSTALLED, FAULT_UNREADABLE};
-use crate::node::backfill_homes;
+use crate::node::backfills;
 use pg_idgen_core::backfill::{reserve, UUID_STREAM};
 use pg_idgen_core::backfill_homes::Home;
 
@@ -67,7 +67,7 @@ pub fn reserve_blocks(
         if leased == Some(true) {
             return Err(FAULT_LEASED);
         }
-        match backfill_homes::bind(stream, home) {
+        match backfills::bind(stream, home) {
             Ok(None) => {}
             Ok(Some(_)) => return Err(FAULT_ELSEWHERE),
             Err(e) => return Err(unreadable(e)),

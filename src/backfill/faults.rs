@@ -8,7 +8,7 @@ pub const FAULT_WORKER_GONE: u32 = 1;
 pub const FAULT_NOT_INSTALLED: u32 = 2;
 /// The allocator could not read or write the counters (its log says why).
 pub const FAULT_UNREADABLE: u32 = 3;
-/// The backfill worker id's counters are in another table (node/backfill_homes.rs).
+/// The backfill worker id's counters are in another table (node/backfills.rs).
 pub const FAULT_ELSEWHERE: u32 = 4;
 /// The backfill worker id has been leased to a holder in the counters' database.
 pub const FAULT_LEASED: u32 = 5;

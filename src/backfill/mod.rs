@@ -20,14 +20,8 @@ use pgrx::Uuid;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
 use crate::gucs;
-use crate::node::checks::{check_can_generate, check_layout_accepted};
-use crate::node::generator::node;
-use crate::node::origin_check;
-use crate::node::refusals::Kind;
-use crate::node::reservation::cover_ms;
-use crate::node::shared;
+use crate::node::backfills::{self, cover_ms, ever_leased};
 use crate::node::take::{node_worker, NodeWorker};
-use crate::node::worker_unset::ever_leased;
 use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_null, not_ready, out_of_range, IdError};
 use crate::pg::strong_random;
@@ -100,15 +94,8 @@ fn elements(func: &str, ts: Array<'_, TimestampWithTimeZone>) -> Vec<TimestampWi
 }
 
 fn snowflake_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<i64> {
-    let shared = shared::shared();
-    check_can_generate(shared, None);
-    // After pg_upgrade without the node's files (the layout history among them), or in a
-    // database restored from another system, every Snowflake ID of the node is refused.
-    origin_check::check(Kind::Snowflake);
-    check_layout_accepted(shared);
-    let layout = &node().layout;
+    let (layout, since_ms) = backfills::check_snowflake();
     let worker = backfill_worker(func, layout);
-    let since_ms = shared.layout_start_ms.load(Relaxed);
     let now = now_ms();
     let ticks: Vec<u64> = stamps
         .iter()
@@ -171,8 +158,7 @@ fn snowflake_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<i64> {
 }
 
 fn uuid_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<[u8; 16]> {
-    check_can_generate(shared::shared(), None);
-    origin_check::check(Kind::Uuidv7);
+    backfills::check_uuidv7();
     let now = now_ms();
     let ms: Vec<u64> = stamps
         .iter()

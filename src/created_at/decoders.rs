@@ -7,8 +7,7 @@ use std::ffi::CStr;
 
 use pgrx::pg_sys;
 
-use crate::node::generator::node;
-use crate::node::layouts::layout_named;
+use crate::node::layouts::{layout_named, node_layout};
 use crate::pg::nodes::{c_symbol, cells, is_a, text_constant};
 
 /// The btree operator family of uuid (pg_opfamily.dat: a fixed OID).
@@ -160,7 +159,7 @@ pub(super) unsafe fn recognise(
         // where no row is read) is the query's, as without the derivation.
         let layout = match decoder.layout {
             LayoutFrom::None => None,
-            LayoutFrom::Node => Some(node().layout.label()),
+            LayoutFrom::Node => Some(node_layout().label()),
             LayoutFrom::Argument => {
                 let name = text_constant(args[1].cast())?;
                 layout_named(Some(&name)).ok()?;

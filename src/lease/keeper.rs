@@ -17,14 +17,10 @@ use pgrx::PgSqlErrorCode;
 
 use super::libpq::{CallError, Conn};
 use crate::gucs;
-use crate::node::generator;
-use crate::node::lease_status::KeeperState;
-use crate::node::shared::{self, Shared};
-use crate::node::streams;
+use crate::node::lease::{self as node_lease, KeeperState, Lease};
 use crate::pg::errors::IdError;
 use crate::pg::time::{mono_ns, now_ms};
 use crate::pg::worker_loop::{self, Next};
-use pg_idgen_core::layout::Field;
 use pg_idgen_core::lease::{ceiling_ms, is_lost, renew_every_ms, retry_after_ms};
 
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -58,7 +54,7 @@ pub fn check_lease_settings() {
             "idgen.worker_id_source = lease needs the connection string of the coordinator database".into(),
         );
     }
-    let max = generator::node().layout.max_value(Field::Worker);
+    let max = node_lease::max_worker_id();
     let (lo, hi) = range();
     if hi as u64 > max {
         fail(
@@ -76,10 +72,7 @@ pub fn check_lease_settings() {
 
 /// The worker ids this node may lease.
 fn range() -> (i32, i32) {
-    let max = generator::node()
-        .layout
-        .max_value(Field::Worker)
-        .min(i32::MAX as u64) as i32;
+    let max = node_lease::max_worker_id().min(i32::MAX as u64) as i32;
     gucs::worker_lease_range(max)
 }
 
@@ -117,7 +110,7 @@ struct Held {
 }
 
 struct Keeper {
-    shared: &'static Shared,
+    node: Lease,
     code: String,
     conninfo: String,
     conn: Option<Conn>,
@@ -196,14 +189,14 @@ impl Keeper {
         }
         // Above every ID of the previous holders first; only then may anyone use the id.
         if let Some(ms) = start_after {
-            streams::raise_floor_to_ms(ms);
+            node_lease::raise_floor_to_ms(ms);
         }
-        let word = self.shared.lease.grant(
+        let word = self.node.cell.grant(
             worker_id as u32,
             sent + ttl as i64 * 1_000_000,
             ceiling_ms(start_after, expires_ms, ttl),
         );
-        let st = &self.shared.lease_status;
+        let st = &self.node.status;
         st.worker_id.store(worker_id as i64, Relaxed);
         st.lease_no.store(lease_no, Relaxed);
         st.acquired_ms.store(now_ms(), Relaxed);
@@ -243,7 +236,7 @@ impl Keeper {
         &mut self,
         (worker_id, lease_no, word, ttl): (i32, i64, u64, u64),
     ) -> Result<(), CallError> {
-        let reported = streams::last_id_ms();
+        let reported = node_lease::last_id_ms();
         let params = [
             Some(worker_id.to_string()),
             Some(self.code.clone()),
@@ -254,12 +247,12 @@ impl Keeper {
         match self.conn()?.query_row(HEARTBEAT_SQL, &params, CALL_TIMEOUT) {
             Ok(row) => {
                 let expires_ms = required(int(&row, 0)?)?;
-                self.shared.lease.extend(
+                self.node.cell.extend(
                     word,
                     sent + ttl as i64 * 1_000_000,
                     ceiling_ms(reported, expires_ms, ttl),
                 );
-                let st = &self.shared.lease_status;
+                let st = &self.node.status;
                 st.expires_ms.store(expires_ms, Relaxed);
                 st.renewed_ms.store(now_ms(), Relaxed);
                 st.renewals.fetch_add(1, Relaxed);
@@ -274,9 +267,9 @@ impl Keeper {
             }
             Err(e) if is_lost(e.sqlstate.as_deref(), e.condition.as_deref(), &e.message) => {
                 // Someone else may hold it now: stop at once, then lease again.
-                self.shared.lease.revoke();
+                self.node.cell.revoke();
                 self.held = None;
-                let st = &self.shared.lease_status;
+                let st = &self.node.status;
                 st.set_state(KeeperState::Acquiring);
                 st.set_error(&e.message);
                 pgrx::warning!(
@@ -299,12 +292,12 @@ impl Keeper {
             Some(code) => format!("coordinator: {} (SQLSTATE {code})", e.message),
             None => format!("coordinator unreachable: {}", e.message),
         };
-        let st = &self.shared.lease_status;
+        let st = &self.node.status;
         st.failures.fetch_add(1, Relaxed);
         st.set_error(&msg);
         let state = match &self.held {
             None => KeeperState::Acquiring,
-            Some(_) if mono_ns() < self.shared.lease.valid_until_ns() => KeeperState::Retrying,
+            Some(_) if mono_ns() < self.node.cell.valid_until_ns() => KeeperState::Retrying,
             Some(_) => KeeperState::Lapsed,
         };
         st.set_state(state);
@@ -322,8 +315,8 @@ impl Keeper {
     /// Marks a lease that ran out without a renewal; the generator already refuses by itself.
     fn note_lapse(&mut self) {
         let Some(h) = &self.held else { return };
-        let st = &self.shared.lease_status;
-        if mono_ns() >= self.shared.lease.valid_until_ns()
+        let st = &self.node.status;
+        if mono_ns() >= self.node.cell.valid_until_ns()
             && st.state.load(Relaxed) != KeeperState::Lapsed as u32
         {
             st.set_state(KeeperState::Lapsed);
@@ -336,12 +329,14 @@ impl Keeper {
 
     /// Gives the lease back at shutdown, after no process can make an ID under it any more.
     fn shutdown(&mut self) {
-        let st = &self.shared.lease_status;
+        let st = &self.node.status;
         st.set_state(KeeperState::Stopped);
         let Some(h) = self.held.take() else { return };
-        self.shared.lease.revoke();
+        self.node.cell.revoke();
         // Read after the revoke: it bounds every ID accepted under the lease.
-        let last = streams::last_id_ms().unwrap_or_else(now_ms).max(now_ms());
+        let last = node_lease::last_id_ms()
+            .unwrap_or_else(now_ms)
+            .max(now_ms());
         super::libpq::ignore_shutdown();
         let params = [
             Some(h.worker_id.to_string()),
@@ -369,14 +364,14 @@ impl Keeper {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn pg_idgen_lease_keeper_main(_arg: pg_sys::Datum) {
     worker_loop::attach_signals();
-    let shared = shared::shared();
+    let node = node_lease::lease();
     let code = code();
-    shared.lease_status.set_code(&code);
-    shared.lease_status.started_ms.store(now_ms(), Relaxed);
-    shared.lease_status.set_state(KeeperState::Acquiring);
+    node.status.set_code(&code);
+    node.status.started_ms.store(now_ms(), Relaxed);
+    node.status.set_state(KeeperState::Acquiring);
     let now = mono_ns();
     let mut k = Keeper {
-        shared,
+        node,
         code,
         conninfo: gucs::lease_conninfo(),
         conn: None,
@@ -386,7 +381,7 @@ pub extern "C-unwind" fn pg_idgen_lease_keeper_main(_arg: pg_sys::Datum) {
         logged: None,
     };
     // A keeper restarted after a crash of the previous one finds no lease of its own.
-    shared.lease.revoke();
+    node.cell.revoke();
     worker_loop::run(|| {
         if mono_ns() >= k.next_due_ns {
             k.step();
@@ -394,8 +389,8 @@ pub extern "C-unwind" fn pg_idgen_lease_keeper_main(_arg: pg_sys::Datum) {
         k.note_lapse();
         let now = mono_ns();
         let mut until = k.next_due_ns;
-        if k.held.is_some() && shared.lease.valid_until_ns() > now {
-            until = until.min(shared.lease.valid_until_ns());
+        if k.held.is_some() && node.cell.valid_until_ns() > now {
+            until = until.min(node.cell.valid_until_ns());
         }
         let wait_ms = ((until - now) / 1_000_000).clamp(1, 1_000) as u64;
         Next::After(Duration::from_millis(wait_ms))

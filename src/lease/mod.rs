@@ -6,8 +6,7 @@
 
 use pgrx::prelude::*;
 
-use crate::node::lease_status::KeeperState;
-use crate::node::shared::Shared;
+use crate::node::lease::{self as node_lease, KeeperState};
 use crate::node::take::{self, NodeWorker};
 
 pub mod keeper;
@@ -31,7 +30,7 @@ fn may_see_lease_number() -> bool {
 }
 
 /// The node's worker id and where it came from, for `idgen.status`.
-pub fn node_worker(shared: &Shared) -> (Option<i32>, String) {
+pub fn node_worker() -> (Option<i32>, String) {
     match take::node_worker() {
         NodeWorker::Citus(w) => {
             return (
@@ -42,11 +41,12 @@ pub fn node_worker(shared: &Shared) -> (Option<i32>, String) {
         NodeWorker::Setting(w) => return (Some(w as i32), "setting idgen.worker_id".into()),
         NodeWorker::Lease => {}
     }
-    let w = shared
-        .lease
+    let lease = node_lease::lease();
+    let w = lease
+        .cell
         .current(mono_ns())
         .map(|(_, worker_id, _)| worker_id as i32);
-    let code = shared.lease_status.code().unwrap_or_default();
+    let code = lease.status.code().unwrap_or_default();
     (w, format!("lease from coordinator as \"{code}\""))
 }
 
@@ -56,8 +56,7 @@ mod idgen_internal {
 
     use pgrx::prelude::*;
 
-    use super::{mono_ns, KeeperState};
-    use crate::node::shared;
+    use super::{mono_ns, node_lease, KeeperState};
     use crate::node::take::{self, NodeWorker};
     use crate::pg::time::ts_of_ms;
 
@@ -84,7 +83,7 @@ mod idgen_internal {
             name!(last_error, Option<String>),
         ),
     > {
-        let shared = shared::shared();
+        let lease = node_lease::lease();
         // A worker id from the setting or from Citus: no lease, no keeper, no counters.
         let without_lease = |source: &str, state: &str, worker: Option<i32>, error| {
             TableIterator::once((
@@ -118,9 +117,9 @@ mod idgen_internal {
             }
             NodeWorker::Lease => {}
         }
-        let st = &shared.lease_status;
+        let st = lease.status;
         let now = mono_ns();
-        let cur = shared.lease.current(now);
+        let cur = lease.cell.current(now);
         let ms = |a: &std::sync::atomic::AtomicI64| {
             let v = a.load(Relaxed);
             (v > 0).then(|| ts_of_ms(v))
@@ -136,7 +135,7 @@ mod idgen_internal {
             cur.filter(|_| super::may_see_lease_number())
                 .map(|_| st.lease_no.load(Relaxed)),
             cur.is_some_and(|(_, _, valid)| valid),
-            cur.map(|_| (shared.lease.valid_until_ns() - now).max(0) / 1_000_000),
+            cur.map(|_| (lease.cell.valid_until_ns() - now).max(0) / 1_000_000),
             ms(&st.acquired_ms),
             ms(&st.expires_ms),
             ms(&st.renewed_ms),
@@ -145,7 +144,7 @@ mod idgen_internal {
             count(&st.renewals),
             count(&st.failures),
             (first >= 0).then_some(first),
-            crate::node::lease_status::keeper_error(st),
+            node_lease::keeper_error(st),
         ))
     }
 }

@@ -22,7 +22,6 @@ mod idgen_internal {
     use pgrx::PgSqlErrorCode;
 
     use crate::pg::errors::IdError;
-    use pg_idgen_core::layout::Field;
 
     /// Checks run first by `worker_acquire` and `worker_heartbeat`; returns the largest worker id
     /// of this server's layout (the default `max_id`).
@@ -38,10 +37,7 @@ mod idgen_internal {
             .hint(format!("Call idgen.{caller}() on its own, in autocommit mode."))
             .raise();
         }
-        crate::node::generator::node()
-            .layout
-            .max_value(Field::Worker)
-            .min(i32::MAX as u64) as i32
+        crate::node::lease::max_worker_id().min(i32::MAX as u64) as i32
     }
 }
 

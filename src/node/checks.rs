@@ -2,27 +2,28 @@
 
 use pgrx::{PgLogLevel, PgSqlErrorCode};
 
-use super::refusals::{self, Kind, Reason};
+use super::refusals::{self, Reason};
 use super::shared::Shared;
+use super::stream::Stream;
 use crate::pg::errors::{not_ready, IdError};
 use crate::pg::recovery::{in_recovery, known_primary, refuse_on_standby};
 use pg_idgen_core::civil::format_utc_ms;
 use pg_idgen_core::generator::{BackwardStep, GenError, Generator};
 
-/// Generators run only on a primary: a standby's IDs would collide with its primary's. `kind`:
+/// Generators run only on a primary: a standby's IDs would collide with its primary's. `stream`:
 /// the IDs about to be made, whose refusal is counted (None for a move of the clocks).
 #[inline]
-pub fn check_can_generate(shared: &Shared, kind: Option<Kind>) {
-    if let Some(kind) = kind.filter(|_| !known_primary() && in_recovery()) {
-        refusals::count(kind, Reason::Standby);
+pub fn check_can_generate(shared: &Shared, stream: Option<Stream>) {
+    if let Some(stream) = stream.filter(|_| !known_primary() && in_recovery()) {
+        refusals::count(stream, Reason::Standby);
     }
     refuse_on_standby(
         "generate IDs",
         "Generate IDs on the primary. id_decode() and the other decoders work here.",
     );
     if let Some(e) = shared.mark_error() {
-        if let Some(kind) = kind {
-            refusals::count(kind, Reason::MarkUnreadable);
+        if let Some(stream) = stream {
+            refusals::count(stream, Reason::MarkUnreadable);
         }
         not_ready(format!("snowflake IDs are disabled: {e}"))
             .hint("Repair pg_idgen.mark in the data directory (readable and writable by the server, in a writable directory) and restart; never delete it on a node that issued IDs.")
@@ -34,7 +35,7 @@ pub fn check_can_generate(shared: &Shared, kind: Option<Kind>) {
 /// idgen.layout that could repeat or undercut earlier IDs.
 pub fn check_layout_accepted(shared: &Shared) {
     if let Some(e) = shared.layout_error() {
-        refusals::count(Kind::Snowflake, Reason::LayoutRefused);
+        refusals::count(Stream::Snowflake, Reason::LayoutRefused);
         not_ready(format!("snowflake IDs are disabled: {e}"))
             .detail("The durable mark bounds the time of earlier IDs, not their bits; the layouts this node made IDs with are listed in pg_idgen.layouts in the data directory.")
             .hint("Set idgen.layout back to the layout of the \"current\" line of pg_idgen.layouts and restart, or choose a layout whose IDs are above the old ones (e.g. an earlier epoch), or one that sets a reserved bit the old layout kept 0.")
@@ -43,7 +44,7 @@ pub fn check_layout_accepted(shared: &Shared) {
 }
 
 /// The ERROR for a generator failure of a stream, its refusal counted.
-pub(super) fn to_id_error(e: GenError, g: &Generator, stream: Kind) -> IdError {
+pub(super) fn to_id_error(e: GenError, g: &Generator, stream: Stream) -> IdError {
     let reason = match e {
         GenError::ClockBehind { .. } => Some(Reason::ClockBehind),
         GenError::SequenceExhausted { .. } => Some(Reason::SequenceExhausted),
@@ -101,7 +102,7 @@ pub(super) fn to_id_error(e: GenError, g: &Generator, stream: Kind) -> IdError {
 }
 
 /// The WARNING for a step back of the system clock that the generator rode out.
-pub(super) fn warn_step(step: BackwardStep, stream: Kind) {
+pub(super) fn warn_step(step: BackwardStep, stream: Stream) {
     let kind = stream.ids();
     IdError::new(
         PgSqlErrorCode::ERRCODE_WARNING,

@@ -22,19 +22,13 @@ use pgrx::prelude::*;
 use pg_idgen_core::generator::GeneratorState;
 use pg_idgen_core::horizon::{self, EMPTY};
 
-/// The ordered streams a horizon is kept for (message IDs are not compared by readers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ordered {
-    Snowflake = 0,
-    Uuidv7 = 1,
-}
+use super::stream::{PerStream, Stream};
 
-const STREAMS: usize = 2;
-
-/// One backend's transaction: the bound of each stream it holds (EMPTY: none) and its pid.
+/// One backend's transaction: the bound of each ordered stream it holds (EMPTY: none; always for
+/// a stream readers do not page by) and its pid.
 #[repr(C, align(64))]
 struct Slot {
-    low: [AtomicU64; STREAMS],
+    low: PerStream<AtomicU64>,
     pid: AtomicI32,
 }
 
@@ -42,7 +36,7 @@ struct Slot {
 #[repr(C)]
 struct Prepared {
     xid: AtomicU32,
-    low: [AtomicU64; STREAMS],
+    low: PerStream<AtomicU64>,
 }
 
 #[repr(C)]
@@ -147,8 +141,12 @@ fn prepared(h: &'static Header) -> &'static [Prepared] {
 /// transaction holds the stream (now, or from an earlier ID). False, having published nothing,
 /// when this backend is not set up yet: the caller goes its full path, which calls `hold`.
 #[inline(always)]
-pub(super) fn hold_fast(stream: Ordered, st: &GeneratorState) -> bool {
+pub(super) fn hold_fast(stream: Stream, st: &GeneratorState) -> bool {
     let held = HELD.load(Relaxed);
+    debug_assert!(
+        stream.ordered(),
+        "a horizon is kept for ordered streams only"
+    );
     let bit = 1u8 << stream as u8;
     if held & bit != 0 {
         return true;
@@ -162,7 +160,7 @@ pub(super) fn hold_fast(stream: Ordered, st: &GeneratorState) -> bool {
 
 /// Before a counter of `stream` is taken from `st` in this transaction: publishes the bound
 /// unless it is published already, setting this backend up first if needed.
-pub fn hold(stream: Ordered, st: &GeneratorState) {
+pub fn hold(stream: Stream, st: &GeneratorState) {
     if HELD.load(Relaxed) & READY == 0 {
         set_up();
     }
@@ -172,14 +170,14 @@ pub fn hold(stream: Ordered, st: &GeneratorState) {
 }
 
 #[inline(always)]
-fn publish(stream: Ordered, st: &GeneratorState, held: u8) {
+fn publish(stream: Stream, st: &GeneratorState, held: u8) {
     // SAFETY: MY_SLOT is set with READY, by this process, before it is read.
     let slot = unsafe { MY_SLOT };
     let Some(h) = header() else { return };
     let (last, _) = st.last();
     // Sequentially consistent, as the counter's compare-and-swap that follows: a reader that
     // loads the counter after that swap sees this store (core::horizon).
-    slots(h)[slot].low[stream as usize].store(horizon::low_for(last), SeqCst);
+    slots(h)[slot].low[stream].store(horizon::low_for(last), SeqCst);
     HELD.store(held, Relaxed);
 }
 
@@ -227,7 +225,7 @@ fn release() {
     if let Some(h) = header() {
         // SAFETY: set with READY, which `held` has.
         let slot = &slots(h)[unsafe { MY_SLOT }];
-        for low in &slot.low {
+        for (_, low) in slot.low.iter() {
             low.store(EMPTY, SeqCst);
         }
     }
@@ -256,7 +254,7 @@ fn keep_for_prepared() {
                 pg_sys::TransactionIdIsInProgress(pg_sys::TransactionId::from_inner(cur))
             };
         if free && rec.xid.compare_exchange(cur, xid, SeqCst, SeqCst).is_ok() {
-            for (dst, src) in rec.low.iter().zip(&slot.low) {
+            for ((_, dst), (_, src)) in rec.low.iter().zip(slot.low.iter()) {
                 dst.store(src.load(SeqCst), SeqCst);
             }
             return;
@@ -348,17 +346,19 @@ pub struct Holder {
     pub pid: Option<i32>,
     pub xid: Option<u32>,
     /// The bound held in each stream (EMPTY: none); all EMPTY for an unknown one.
-    pub low: [u64; STREAMS],
+    pub low: PerStream<u64>,
 }
 
 /// What a reader computes: the horizon of `stream` as a counter (0: nothing is readable), in the
 /// order core::horizon needs: the stream's counter first, then the slots, then the records.
-pub fn horizon_of(stream: Ordered, st: &GeneratorState) -> u64 {
+pub fn horizon_of(stream: Stream, st: &GeneratorState) -> u64 {
     let (last, _) = st.last();
     let Some(h) = header() else { return 0 };
-    let i = stream as usize;
-    let from_slots = horizon::horizon(last, slots(h).iter().map(|s| s.low[i].load(SeqCst)));
-    let from_records = horizon::horizon(last, live_records(h).into_iter().map(|(_, low)| low[i]));
+    let from_slots = horizon::horizon(last, slots(h).iter().map(|s| s.low[stream].load(SeqCst)));
+    let from_records = horizon::horizon(
+        last,
+        live_records(h).into_iter().map(|(_, low)| low[stream]),
+    );
     if !unknown_prepared(h).is_empty() {
         return 0;
     }
@@ -366,14 +366,14 @@ pub fn horizon_of(stream: Ordered, st: &GeneratorState) -> u64 {
 }
 
 /// The records of prepared transactions still in progress; frees the others.
-fn live_records(h: &'static Header) -> Vec<(u32, [u64; STREAMS])> {
+fn live_records(h: &'static Header) -> Vec<(u32, PerStream<u64>)> {
     let mut live = Vec::new();
     for rec in prepared(h) {
         let xid = rec.xid.load(SeqCst);
         if xid == 0 {
             continue;
         }
-        let low = [rec.low[0].load(SeqCst), rec.low[1].load(SeqCst)];
+        let low = PerStream::from_fn(|s| rec.low[s].load(SeqCst));
         // SAFETY: as in keep_for_prepared.
         let open =
             unsafe { pg_sys::TransactionIdIsInProgress(pg_sys::TransactionId::from_inner(xid)) };
@@ -430,8 +430,8 @@ pub fn holders() -> Vec<Holder> {
     };
     let mut out = Vec::new();
     for s in slots(h) {
-        let low = [s.low[0].load(SeqCst), s.low[1].load(SeqCst)];
-        if low.iter().any(|&l| l != EMPTY) {
+        let low = PerStream::from_fn(|stream| s.low[stream].load(SeqCst));
+        if low.iter().any(|(_, &l)| l != EMPTY) {
             out.push(Holder {
                 kind: "transaction",
                 pid: Some(s.pid.load(Relaxed)),
@@ -453,7 +453,7 @@ pub fn holders() -> Vec<Holder> {
             kind: "prepared before start",
             pid: None,
             xid: Some(xid),
-            low: [EMPTY; STREAMS],
+            low: PerStream::from_fn(|_| EMPTY),
         });
     }
     out

@@ -51,3 +51,8 @@ fn parse_named(name: &str) -> Result<Layout, IdError> {
             .hint("SELECT name FROM idgen.layouts lists the named layouts; a spec such as 'twitter epoch=2024-01-01' also works.")
     })
 }
+
+/// The node's own layout, as `idgen.layout` set it at server start.
+pub fn node_layout() -> &'static Layout {
+    &super::generator::node().layout
+}

@@ -113,7 +113,7 @@ pub(super) fn lease_fault_error(fault: LeaseFault, status: &LeaseStatus) -> IdEr
         LeaseFault::NotLeased => super::refusals::Reason::LeaseMissing,
         LeaseFault::Lapsed { .. } => super::refusals::Reason::LeaseLapsed,
     };
-    super::refusals::count(super::refusals::Kind::Snowflake, reason);
+    super::refusals::count(super::stream::Stream::Snowflake, reason);
     match fault {
         LeaseFault::NotLeased => not_ready("this node has no worker id yet: it leases one from its coordinator (idgen.worker_id_source = lease)")
             .detail(why)

@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::sync::atomic::Ordering::*;
 
-use super::generator::{msgid_layout, node};
+use super::generator::node;
 use super::origins::system_identifier;
 use super::shared::{self, Shared};
-use super::streams::streams;
+use super::stream::{PerStream, Stream};
 use crate::pg::data_dir;
 use crate::pg::time::now_ms;
 use pg_idgen_core::civil::format_utc_ms;
@@ -62,43 +62,30 @@ pub(super) fn restore_from_mark(shared: &Shared) {
             pgrx::warning!("pg_idgen: {e}; snowflake_next() is disabled");
         }
     }
-    let msgid_layout = msgid_layout();
-    let [_, _, uuidv7] = streams(shared);
-    // The tick of a fixed-layout stream that holds the last reserved millisecond.
+    // The tick of a stream that holds the last reserved millisecond.
     let tick_of = |layout: &Layout| until.and_then(|ms| layout.tick_of_ms(ms - 1));
-    match stopped {
-        // The exact counters are in the units of the layout they were made with: the record of
-        // layouts says none changed, and the mark names the layout (the record may be missing).
-        Some(s) if same_layout && s.layout == g.layout.canonical_spec() => {
-            shared
-                .snowflake
-                .restore_exact(s.snowflake_last, g.seq_bits());
-            if let Some(f) = floor {
-                shared.snowflake.raise_floor(f, g.seq_bits());
+    // The exact counters are in the units of the layout they were made with: the record of
+    // layouts says none changed, and the mark names the layout (the record may be missing).
+    let exact = stopped
+        .as_ref()
+        .filter(|s| same_layout && s.layout == g.layout.canonical_spec());
+    for c in shared.clocks() {
+        let snowflake = c.stream == Stream::Snowflake;
+        match exact.and_then(|s| stopped_last(s, c.stream)) {
+            Some(last) => {
+                c.state.restore_exact(last, c.seq_bits);
+                if let Some(f) = floor.filter(|_| snowflake) {
+                    c.state.raise_floor(f, c.seq_bits);
+                }
             }
-            shared
-                .msgid
-                .restore_exact(s.msgid_last, pg_idgen_core::msgid::SEQUENCE_BITS);
-            match s.uuidv7_last {
-                Some(last) => uuidv7.state.restore_exact(last, uuidv7.seq_bits),
-                // A stop recorded before UUIDv7s existed: from the reservation.
-                None => uuidv7
-                    .state
-                    .restore(tick_of(uuidv7.layout), uuidv7.seq_bits),
-            }
-        }
-        _ => {
-            shared.snowflake.restore(tick, g.seq_bits());
-            shared
-                .msgid
-                .restore(tick_of(msgid_layout), pg_idgen_core::msgid::SEQUENCE_BITS);
-            uuidv7
-                .state
-                .restore(tick_of(uuidv7.layout), uuidv7.seq_bits);
+            // A crash, another layout, or a stop recorded before the stream existed: from the
+            // reservation (Snowflake IDs also above the start of their layout).
+            None if snowflake => c.state.restore(tick, c.seq_bits),
+            None => c.state.restore(tick_of(c.layout), c.seq_bits),
         }
     }
     // The first ID after every start makes a reservation of its own (see MarkReserver::extend).
-    for s in streams(shared) {
+    for s in shared.clocks() {
         s.state.reserved_tick.store(0, SeqCst);
     }
     shared.mark_rewrite.store(true, SeqCst);
@@ -123,33 +110,54 @@ pub(super) fn record_stop(shared: &Shared) {
         return;
     }
     let g = node();
-    let [snowflake, msgid, uuidv7] = streams(shared);
-    let snowflake_last = snowflake.state.high_counter();
-    let msgid_last = msgid.state.high_counter();
-    let uuidv7_last = uuidv7.state.high_counter();
-    if snowflake_last == 0 && msgid_last == 0 && uuidv7_last == 0 {
+    let lasts = PerStream::from_fn(|s| shared.clocks[s].high_counter());
+    if lasts.iter().all(|(_, &last)| last == 0) {
         return;
     }
     // The end of the last tick of any stream: still a bound of every ID in milliseconds, for a
     // start under another layout.
-    let until = snowflake
-        .end_ms(snowflake_last)
-        .max(msgid.end_ms(msgid_last))
-        .max(uuidv7.end_ms(uuidv7_last))
+    let until = shared
+        .clocks()
+        .iter()
+        .filter_map(|c| c.end_ms(lasts[c.stream]))
+        .max()
         .unwrap_or(0);
     let mark = Mark {
         reserved_until_ms: until,
-        stopped: Some(Stopped {
-            snowflake_last,
-            msgid_last,
-            uuidv7_last: Some(uuidv7_last),
-            layout: g.layout.canonical_spec(),
-        }),
+        stopped: Some(stopped(&lasts, g.layout.canonical_spec())),
         written_by: None,
     };
     if let Err(e) = store_mark(mark, &data_dir()) {
         pgrx::log!("pg_idgen: could not record the last IDs at shutdown ({e}); the next start resumes at the reservation");
     }
+}
+
+/// A stream's exact last counter in the record of a clean stop; None where the record is older
+/// than the stream.
+fn stopped_last(s: &Stopped, stream: Stream) -> Option<u64> {
+    match stream {
+        Stream::Snowflake => Some(s.snowflake_last),
+        Stream::Msgid => Some(s.msgid_last),
+        Stream::Uuidv7 => s.uuidv7_last,
+    }
+}
+
+/// The record of a clean stop: every stream's last counter, and the Snowflake layout they count in.
+fn stopped(lasts: &PerStream<u64>, layout: String) -> Stopped {
+    let mut s = Stopped {
+        snowflake_last: 0,
+        msgid_last: 0,
+        uuidv7_last: None,
+        layout,
+    };
+    for (stream, &last) in lasts.iter() {
+        match stream {
+            Stream::Snowflake => s.snowflake_last = last,
+            Stream::Msgid => s.msgid_last = last,
+            Stream::Uuidv7 => s.uuidv7_last = Some(last),
+        }
+    }
+    s
 }
 
 /// Checks the configured layout against the layouts this node made IDs with before
@@ -200,7 +208,7 @@ pub(super) fn replay_mark(reserved_until_ms: i64) {
 /// that cannot be written still leaves this server's own generators above the record.
 pub(super) fn apply_replayed_mark(reserved_until_ms: i64) -> Result<(), String> {
     let shared = shared::shared();
-    for s in streams(shared) {
+    for s in shared.clocks() {
         s.raise_past_ms(reserved_until_ms - 1);
     }
     shared.mark_ms.fetch_max(reserved_until_ms, SeqCst);

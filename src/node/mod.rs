@@ -1,32 +1,48 @@
-//! The node: the clock state every time-based generator of this server shares. Its shared block
-//! (`shared`), the generators of its three streams (`generator`, `streams`), the durable mark's
-//! life cycle (`mark`) and its WAL record (`wal`), the reservation (`reservation`) and the worker
-//! that renews it (`renewal_worker`), the clock (`clock`), the checks every ID passes (`checks`,
-//! `origin_check`, `worker_unset`) and the count of refusals (`refusals`), the read horizon, the
-//! lease's state and the origins, and the worker id from Citus (`citus_group`). The SQL surfaces
-//! (`snowflake.rs`, `msgid.rs`, `uuidv7.rs`, ...) are thin layers on it, and take their IDs
-//! through its front door, `take`.
+//! The node: the clock state every time-based generator of this server shares. Its clock streams
+//! (`stream`: Snowflake IDs, message IDs, UUIDv7s, each with one identity), their shared block
+//! (`shared`) and generators (`generator`, `backend_generator`), the durable mark's life cycle
+//! (`mark`) and its WAL record (`wal`), the reservation (`reservation`) and the worker that renews
+//! it (`renewal_worker`), the clock (`clock`), the checks every ID passes (`checks`,
+//! `origin_check`, `worker_unset`) and the count of refusals (`refusals`), the read horizon
+//! (`horizon`), the lease's state (`lease_status`), the origins, and the worker id from Citus
+//! (`citus_group`).
+//!
+//! The rest of the extension comes in through a few doors, and only through them
+//! (tools/module_graph.py fails on an import of any other module of node/):
+//! - `take`: the IDs of the clock streams, the read horizon's hold and its readers' view, the
+//!   node's worker id; every SQL surface that makes IDs takes them here;
+//! - `stream`: the streams' identity, which the other doors speak in;
+//! - `backfills`: what an ID at a past time asks of the node (src/backfill/);
+//! - `lease`: the worker-id lease's cell and report, which the keeper writes (src/lease/);
+//! - `report`: the node as the status views read it (status.rs);
+//! - `layouts`: layouts by name, and the node's own;
+//! - this module: `init` from `_PG_init`, and `idgen.snowflake_start_after`'s move.
 
 mod backend_generator;
-pub mod backfill_homes;
-pub mod checks;
+pub mod backfills;
+mod checks;
 mod citus_group;
 mod clock;
-pub mod generator;
-pub mod horizon;
+mod generator;
+mod horizon;
 pub mod layouts;
-pub mod lease_status;
+pub mod lease;
+mod lease_status;
 mod mark;
-pub mod origin_check;
-pub mod origins;
-pub mod refusals;
-pub mod renewal_worker;
-pub mod reservation;
-pub mod shared;
-pub mod streams;
+mod origin_check;
+mod origins;
+mod refusals;
+mod renewal_worker;
+pub mod report;
+mod reservation;
+mod shared;
+pub mod stream;
 pub mod take;
 mod wal;
-pub mod worker_unset;
+mod worker_unset;
+
+pub use origins::system_identifier;
+pub use worker_unset::unset_warning;
 
 /// Sets up the node while preloading: its generator from the settings (refusing to start the
 /// server on a layout or worker id that could not make good IDs), its WAL resource manager, its
@@ -61,4 +77,16 @@ unsafe fn attach_shared(base: *mut u8, locks: *mut pgrx::pg_sys::LWLockPadded, f
     if let Some(fresh) = unsafe { shared::attach(base, locks, found) } {
         mark::restore_from_mark(fresh);
     }
+}
+
+/// `idgen.snowflake_start_after`: moves every stream of the node past `ms`, durably (the mark
+/// reaches the standbys before this returns), and with it past every ID in this database that
+/// another database system made, which node/origin_check.rs refused until now. Returns the start
+/// (ms) of the Snowflake stream's next tick.
+pub fn start_after(ms: i64) -> Result<i64, String> {
+    checks::check_can_generate(shared::shared(), None);
+    let next_ms = reservation::move_past_ms(ms)?;
+    // Every ID in this database, whichever system made it, is now below the next ones.
+    origin_check::adopt();
+    Ok(next_ms)
 }

@@ -12,8 +12,9 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use super::origins::system_identifier;
-use super::refusals::{self, Kind, Reason};
+use super::refusals::{self, Reason};
 use super::shared;
+use super::stream::Stream;
 use crate::pg::errors::{not_ready, IdError};
 use crate::pg::spi_read::{one_i64, Arg};
 
@@ -31,7 +32,7 @@ pub fn checked() -> bool {
 
 /// Refuses to make time-based IDs in a database that holds IDs of another database system whose
 /// mark this node has not been moved past; the refusal is counted for `stream`.
-pub fn check(stream: Kind) {
+pub fn check(stream: Stream) {
     let kind = stream.ids();
     if CHECKED.load(Relaxed) {
         return;

@@ -6,35 +6,7 @@
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// The node's three clock streams, as their ERRORs name their IDs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Snowflake = 0,
-    Msgid = 1,
-    Uuidv7 = 2,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Snowflake, Kind::Msgid, Kind::Uuidv7];
-
-    /// The IDs in a message: "Snowflake ID", "message ID", "UUIDv7".
-    pub fn ids(self) -> &'static str {
-        match self {
-            Kind::Snowflake => "Snowflake ID",
-            Kind::Msgid => "message ID",
-            Kind::Uuidv7 => "UUIDv7",
-        }
-    }
-
-    /// The stream as `idgen.streams` names it.
-    pub fn stream(self) -> &'static str {
-        match self {
-            Kind::Snowflake => "snowflake",
-            Kind::Msgid => "msgid",
-            Kind::Uuidv7 => "uuidv7",
-        }
-    }
-}
+use super::stream::{PerStream, Stream};
 
 /// Why an ID was refused. The names are labels of a metric: never renamed, only added to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +94,7 @@ impl Reason {
 
 /// The counters.
 #[repr(C)]
-struct Refusals([[AtomicU64; REASONS]; 3]);
+struct Refusals(PerStream<[AtomicU64; REASONS]>);
 
 static mut BLOCK: *const Refusals = std::ptr::null();
 
@@ -155,13 +127,13 @@ fn block() -> Option<&'static Refusals> {
 }
 
 /// Counts a refusal (once the block is attached: always, past start-up).
-pub fn count(kind: Kind, reason: Reason) {
+pub fn count(stream: Stream, reason: Reason) {
     if let Some(b) = block() {
-        b.0[kind as usize][reason as usize].fetch_add(1, Relaxed);
+        b.0[stream][reason as usize].fetch_add(1, Relaxed);
     }
 }
 
 /// The refusals of a stream for a reason since the server started.
-pub fn get(kind: Kind, reason: Reason) -> u64 {
-    block().map_or(0, |b| b.0[kind as usize][reason as usize].load(Relaxed))
+pub fn get(stream: Stream, reason: Reason) -> u64 {
+    block().map_or(0, |b| b.0[stream][reason as usize].load(Relaxed))
 }

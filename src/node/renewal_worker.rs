@@ -29,7 +29,7 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
     worker_loop::attach_signals();
     // No database: like the logical replication launcher, only shared catalogs.
     BackgroundWorker::connect_worker_to_spi(None, None);
-    let mut seen = [super::reservation::Seen::default(); 3];
+    let mut seen = super::stream::PerStream::<super::reservation::Seen>::default();
     let mut complained = false;
     worker_loop::run(|| {
         let stop =

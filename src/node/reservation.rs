@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering::*;
 
 use super::mark::store_mark;
 use super::shared;
-use super::streams::streams;
+use super::stream::{PerStream, Stream};
 use crate::gucs;
 use crate::pg::data_dir;
 use crate::pg::lwlock::LwLockGuard;
@@ -90,7 +90,7 @@ pub struct Seen {
 /// `idgen.reserve_idle` after its last one, so that the first ID after a pause finds its tick
 /// reserved. Returns true if it wrote.
 pub(super) fn renew_reservations(
-    seen: &mut [Seen; 3],
+    seen: &mut PerStream<Seen>,
     stop: &dyn Fn() -> Option<String>,
 ) -> Result<bool, String> {
     let shared = shared::shared();
@@ -98,7 +98,8 @@ pub(super) fn renew_reservations(
         return Ok(false);
     }
     let mut wrote = false;
-    for (s, seen) in streams(shared).into_iter().zip(seen.iter_mut()) {
+    for (stream, seen) in seen.iter_mut() {
+        let s = shared.clock(stream);
         wrote |= renew_one(s.state, s.layout, s.seq_bits, seen, stop)?;
     }
     Ok(wrote)
@@ -156,7 +157,7 @@ pub fn cover_ms(ms: i64) -> Result<(), String> {
     }
     let g = super::generator::node();
     let tick = g.layout.tick_of_ms(ms).unwrap_or(0);
-    MarkReserver(&g.layout).extend(&shared.snowflake, tick, &|| None)
+    MarkReserver(&g.layout).extend(&shared.clocks[Stream::Snowflake], tick, &|| None)
 }
 
 /// Moves every stream of the node past `ms` and reserves the Snowflake stream's next tick
@@ -164,12 +165,12 @@ pub fn cover_ms(ms: i64) -> Result<(), String> {
 /// (`idgen.snowflake_start_after`). Returns the start (ms) of the Snowflake stream's next tick.
 pub fn move_past_ms(ms: i64) -> Result<i64, String> {
     let shared = shared::shared();
-    for s in streams(shared) {
+    for s in shared.clocks() {
         s.raise_past_ms(ms);
     }
-    let g = super::generator::node();
-    let (counter, _) = shared.snowflake.last();
-    let next_tick = (counter >> g.seq_bits()) + 1;
-    MarkReserver(&g.layout).extend(&shared.snowflake, next_tick, &|| None)?;
-    Ok(g.layout.ms_of_tick(next_tick))
+    let snowflake = shared.clock(Stream::Snowflake);
+    let (counter, _) = snowflake.state.last();
+    let next_tick = (counter >> snowflake.seq_bits) + 1;
+    MarkReserver(snowflake.layout).extend(snowflake.state, next_tick, &|| None)?;
+    Ok(snowflake.layout.ms_of_tick(next_tick))
 }

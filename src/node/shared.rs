@@ -10,16 +10,14 @@ use pgrx::pg_sys;
 use pg_idgen_core::generator::GeneratorState;
 use pg_idgen_core::shared_text::SharedText;
 
+use super::stream::{self, Clock, PerStream, Stream};
+
 /// Everything the node's processes share.
 #[repr(C)]
 pub struct Shared {
-    /// The clock and sequence of Snowflake IDs.
-    pub snowflake: GeneratorState,
-    /// The clock and sequence of message IDs (RongCloud's 80-bit format), the same machinery as
-    /// Snowflake's.
-    pub msgid: GeneratorState,
-    /// The clock and counter of UUIDv7s (and ULIDs), the same machinery again.
-    pub uuidv7: GeneratorState,
+    /// The clock and sequence (or counter) of each stream: Snowflake IDs, message IDs (RongCloud's
+    /// 80-bit format), UUIDv7s (and ULIDs), on the same machinery.
+    pub clocks: PerStream<GeneratorState>,
     /// The time (ms since 1970) from which the current layout makes IDs: 0 when the node never
     /// made IDs with another layout (core::layout_history). IDs at a past time stay after it.
     pub layout_start_ms: std::sync::atomic::AtomicI64,
@@ -102,6 +100,17 @@ pub(super) fn reserve_lock() -> *mut pg_sys::LWLock {
 }
 
 impl Shared {
+    /// The clock of `stream`.
+    #[inline(always)]
+    pub fn clock(&self, stream: Stream) -> Clock<'_> {
+        stream.clock(&self.clocks)
+    }
+
+    /// Every stream's clock, in the order of `Stream::ALL`.
+    pub fn clocks(&self) -> [Clock<'_>; stream::COUNT] {
+        Stream::ALL.map(|s| self.clock(s))
+    }
+
     pub(super) fn set_mark_error(&self, msg: &str) {
         self.mark_error.set(msg);
     }

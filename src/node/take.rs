@@ -20,17 +20,19 @@ use super::checks::{
 };
 use super::citus_group;
 use super::clock::PgClock;
-use super::generator::{build, fixed_layout_generator, msgid_layout, node, uuidv7_layout};
-use super::horizon::{self, Ordered};
+use super::horizon;
 use super::lease_status::lease_fault_error;
-use super::refusals::Kind;
 use super::reservation::MarkReserver;
 use super::shared::{self, Shared};
+use super::stream::{PerStream, Stream, COUNT};
+
+/// The node's Snowflake generator (its layout and worker id, fixed at start), which makes the IDs
+/// of a take's counters.
+pub use super::generator::node;
 
 /// This backend's generators, one per stream, under the current reloadable clock settings.
-static SNOWFLAKE: BackendGenerator = BackendGenerator::new();
-static UUIDV7: BackendGenerator = BackendGenerator::new();
-static MSGID: BackendGenerator = BackendGenerator::new();
+static GENERATORS: PerStream<BackendGenerator> =
+    PerStream([const { BackendGenerator::new() }; COUNT]);
 
 /// Where this node's worker id comes from, and what it is where it is known outside a take.
 pub enum NodeWorker {
@@ -56,9 +58,9 @@ pub fn node_worker() -> NodeWorker {
 /// database that holds no other system's IDs, and a worker id set where one is needed.
 #[inline]
 fn check_snowflake(shared: &Shared) {
-    check_can_generate(shared, Some(Kind::Snowflake));
+    check_can_generate(shared, Some(Stream::Snowflake));
     check_layout_accepted(shared);
-    super::origin_check::check(Kind::Snowflake);
+    super::origin_check::check(Stream::Snowflake);
     super::worker_unset::check();
 }
 
@@ -71,7 +73,14 @@ fn snowflake_ready(shared: &Shared) -> bool {
 /// Runs `f` with this backend's Snowflake generator, rebuilt when a reload changed the clock
 /// settings.
 pub fn with_snowflake_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
-    SNOWFLAKE.with(|settings| build(node().layout.clone(), settings), f)
+    with_generator(Stream::Snowflake, f)
+}
+
+/// Runs `f` with this backend's generator of `stream`, rebuilt when a reload changed the clock
+/// settings.
+#[inline(always)]
+fn with_generator<R>(stream: Stream, f: impl FnOnce(&Generator) -> R) -> R {
+    GENERATORS[stream].with(|settings| stream.generator(settings), f)
 }
 
 /// Takes `want` consecutive counters (at most a tick's worth) of the Snowflake stream, with the
@@ -80,17 +89,12 @@ pub fn with_snowflake_generator<R>(f: impl FnOnce(&Generator) -> R) -> R {
 #[inline]
 pub fn snowflake(want: u64) -> (Issued, u64) {
     let shared = shared::shared();
+    let st = &shared.clocks[Stream::Snowflake];
     check_snowflake(shared);
-    horizon::hold(Ordered::Snowflake, &shared.snowflake);
+    horizon::hold(Stream::Snowflake, st);
     with_snowflake_generator(|g| {
         let run = |cap: &dyn Fn() -> u64| {
-            g.take_capped(
-                &shared.snowflake,
-                &PgClock,
-                &MarkReserver(&g.layout),
-                want,
-                cap,
-            )
+            g.take_capped(st, &PgClock, &MarkReserver(&g.layout), want, cap)
         };
         let (worker, result) = match node_worker() {
             NodeWorker::Setting(w) => (w, run(&|| u64::MAX)),
@@ -105,7 +109,7 @@ pub fn snowflake(want: u64) -> (Issued, u64) {
                 }
             }
         };
-        (settle(result, g, Kind::Snowflake), worker)
+        (settle(result, g, Stream::Snowflake), worker)
     })
 }
 
@@ -125,12 +129,13 @@ pub fn snowflake_fast() -> Option<i64> {
         WorkerIdSource::Citus => Some(citus_group::cached()?),
         WorkerIdSource::Lease => return None,
     };
-    if !horizon::hold_fast(Ordered::Snowflake, &shared.snowflake) {
+    let st = &shared.clocks[Stream::Snowflake];
+    if !horizon::hold_fast(Stream::Snowflake, st) {
         return None;
     }
-    SNOWFLAKE
+    GENERATORS[Stream::Snowflake]
         .with_made(settings, |g| {
-            let (first, _) = g.take_fast(&shared.snowflake, &PgClock, 1)?;
+            let (first, _) = g.take_fast(st, &PgClock, 1)?;
             Some(g.id_of_worker(first, 0, worker.unwrap_or_else(|| g.worker())))
         })
         .flatten()
@@ -139,17 +144,7 @@ pub fn snowflake_fast() -> Option<i64> {
 /// Up to `want` consecutive counters of the UUIDv7 stream (at most a tick's worth).
 #[inline]
 pub fn uuidv7(want: u64) -> Issued {
-    let shared = shared::shared();
-    check_can_generate(shared, Some(Kind::Uuidv7));
-    super::origin_check::check(Kind::Uuidv7);
-    horizon::hold(Ordered::Uuidv7, &shared.uuidv7);
-    UUIDV7.with(
-        |s| fixed_layout_generator(uuidv7_layout(), s),
-        |g| {
-            let result = g.take(&shared.uuidv7, &PgClock, &MarkReserver(&g.layout), want);
-            settle(result, g, Kind::Uuidv7)
-        },
-    )
+    take_plain(Stream::Uuidv7, want)
 }
 
 /// The common case of a UUIDv7's counter, bare (as `snowflake_fast`). The caller has its random
@@ -157,13 +152,12 @@ pub fn uuidv7(want: u64) -> Issued {
 #[inline(always)]
 pub fn uuidv7_fast() -> Option<u64> {
     let shared = shared::attached()?;
-    if !can_generate_now(shared) || !horizon::hold_fast(Ordered::Uuidv7, &shared.uuidv7) {
+    let st = &shared.clocks[Stream::Uuidv7];
+    if !can_generate_now(shared) || !horizon::hold_fast(Stream::Uuidv7, st) {
         return None;
     }
-    UUIDV7
-        .with_made(gucs::per_row_settings().1, |g| {
-            g.take_fast(&shared.uuidv7, &PgClock, 1)
-        })
+    GENERATORS[Stream::Uuidv7]
+        .with_made(gucs::per_row_settings().1, |g| g.take_fast(st, &PgClock, 1))
         .flatten()
         .map(|(counter, _)| counter)
 }
@@ -171,16 +165,51 @@ pub fn uuidv7_fast() -> Option<u64> {
 /// The counter of one message ID. No read horizon: nobody pages by message IDs.
 #[inline]
 pub fn msgid() -> u64 {
+    take_plain(Stream::Msgid, 1).first
+}
+
+/// Up to `want` consecutive counters of a stream without a worker id or layout of its own to
+/// check (message IDs, UUIDv7s): the checks every ID passes, the read horizon's hold for an
+/// ordered stream, the take.
+#[inline]
+fn take_plain(stream: Stream, want: u64) -> Issued {
     let shared = shared::shared();
-    check_can_generate(shared, Some(Kind::Msgid));
-    super::origin_check::check(Kind::Msgid);
-    MSGID.with(
-        |s| fixed_layout_generator(msgid_layout(), s),
-        |g| {
-            let result = g.take(&shared.msgid, &PgClock, &MarkReserver(&g.layout), 1);
-            settle(result, g, Kind::Msgid).first
-        },
-    )
+    let st = &shared.clocks[stream];
+    check_can_generate(shared, Some(stream));
+    super::origin_check::check(stream);
+    if stream.ordered() {
+        horizon::hold(stream, st);
+    }
+    with_generator(stream, |g| {
+        let result = g.take(st, &PgClock, &MarkReserver(&g.layout), want);
+        settle(result, g, stream)
+    })
+}
+
+/// A reader's view of the read horizon of an ordered stream (docs/read-horizon.md): checked
+/// first (a primary, a statement snapshot taken after it), then whether the stream ever set its
+/// rollback flag (its IDs are then not in the order of their making), then the horizon's counter
+/// (0: nothing is readable).
+pub struct Horizon {
+    pub counter: u64,
+    pub flipped: bool,
+}
+
+/// The read horizon of `stream` for `what`, the function that reads it (for its ERRORs).
+pub fn read_horizon(stream: Stream, what: &str) -> Horizon {
+    horizon::check_reader(what);
+    let st = &shared::shared().clocks[stream];
+    let (_, flag) = st.last();
+    let flipped = flag != 0
+        || st
+            .stats
+            .flag_flips
+            .load(std::sync::atomic::Ordering::Relaxed)
+            > 0;
+    Horizon {
+        counter: horizon::horizon_of(stream, st),
+        flipped,
+    }
 }
 
 /// What a take ends with: the IDs; or, off the common path, the IDs after a WARNING of a clock
@@ -189,11 +218,11 @@ pub fn msgid() -> u64 {
 fn settle(
     result: Result<(Issued, Option<BackwardStep>), GenError>,
     g: &Generator,
-    kind: Kind,
+    stream: Stream,
 ) -> Issued {
     match result {
         Ok((issued, None)) => issued,
-        other => settle_rare(other, g, kind),
+        other => settle_rare(other, g, stream),
     }
 }
 
@@ -202,15 +231,15 @@ fn settle(
 fn settle_rare(
     result: Result<(Issued, Option<BackwardStep>), GenError>,
     g: &Generator,
-    kind: Kind,
+    stream: Stream,
 ) -> Issued {
     match result {
         Ok((issued, step)) => {
             if let Some(s) = step {
-                warn_step(s, kind);
+                warn_step(s, stream);
             }
             issued
         }
-        Err(e) => to_id_error(e, g, kind).raise(),
+        Err(e) => to_id_error(e, g, stream).raise(),
     }
 }

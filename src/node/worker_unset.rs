@@ -54,7 +54,7 @@ pub fn check() {
         None => CHECKED.store(true, Relaxed),
         Some(why) => {
             super::refusals::count(
-                super::refusals::Kind::Snowflake,
+                super::stream::Stream::Snowflake,
                 super::refusals::Reason::WorkerIdUnset,
             );
             not_ready(format!(
