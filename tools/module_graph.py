@@ -14,9 +14,10 @@ each other through imports (a strongly connected component of more than one file
 prints every import, one `from -> to` a line. `--floors` also checks the floor plan of the
 extension's folder (FLOORS below): every import that points up a floor is printed, and every
 import from one SQL surface to another (a file or folder at the top of the folder: `segment/`,
-`backfill/`, `snowflake.rs`, ...), which share what they need through a floor below. Exit status
-1 when any folder has a circle or, with `--floors`, an import up a floor or between surfaces; 2 on
-bad arguments; 0 otherwise.
+`backfill/`, `snowflake.rs`, ...), which share what they need through a floor below, and every
+import from outside a folder with doors (DOORS below: node/) of one of its files that is not a
+door. Exit status 1 when any folder has a circle or, with `--floors`, an import up a floor,
+between surfaces or through a side door; 2 on bad arguments; 0 otherwise.
 
 Imports are meant to point down the floors (CONTRIBUTING.md, "Layout of the repository"): a circle always
 means some arrow points up.
@@ -25,14 +26,20 @@ import os
 import re
 import sys
 
-# The floors of the extension's folder, by path (the first match wins; the rest is floor 4, the
-# SQL surfaces). gucs.rs, the typed getters of every setting, imports nothing and is read from
-# every floor, like pg/. The allocator (commit before handing out) serves two surfaces, segments
-# and backfills. status.rs, the status views, reports on every subsystem, so it stands above the
-# surfaces it reads.
-FLOORS = [("lib.rs", 6), ("pg/", 1), ("gucs.rs", 1), ("node/", 2), ("allocator/", 3), ("status.rs", 5)]
-FLOOR_NAMES = {1: "pg/ plumbing", 2: "node/", 3: "allocator/", 4: "SQL surfaces", 5: "status views", 6: "lib.rs"}
-SURFACES = 4
+# The floors of the extension's folder, by path (the first match wins; the rest is floor 3, the
+# SQL surfaces), numbered as in CONTRIBUTING.md (the core crate is floor 0). gucs.rs, the typed
+# getters of every setting, imports nothing and is read from every floor, like pg/. node/ and the
+# allocator (commit before handing out, for segments and backfills) share floor 2 and import
+# neither each other. status.rs, the status views, reports on every subsystem, so it stands above
+# the surfaces it reads.
+FLOORS = [("lib.rs", 5), ("pg/", 1), ("gucs.rs", 1), ("node/", 2), ("allocator/", 2), ("status.rs", 4)]
+FLOOR_NAMES = {1: "pg/ plumbing", 2: "node/ and allocator/", 3: "SQL surfaces", 4: "status views", 5: "lib.rs"}
+SURFACES = 3
+# The folders the rest of the extension may enter only through a few of their files, the doors
+# (src/node/mod.rs says what each is for); every other file of the folder is its own business.
+DOORS = {
+    "node/": {"mod.rs", "take.rs", "stream.rs", "backfills.rs", "lease.rs", "report.rs", "layouts.rs"},
+}
 
 
 def floor_of(relpath):
@@ -71,6 +78,19 @@ def upward(graph, files, src):
             if fb > fa:
                 out.append(f"{name(a, files, src)} ({FLOOR_NAMES[fa]}) -> {name(b, files, src)} ({FLOOR_NAMES[fb]})")
     return out
+
+def side_doors(graph, files, src):
+    """Imports from outside a folder with doors of a file of it that is not a door."""
+    out = []
+    for a in sorted(graph):
+        na = name(a, files, src)
+        for b in sorted(graph[a]):
+            nb = name(b, files, src)
+            for folder, doors in DOORS.items():
+                if nb.startswith(folder) and not na.startswith(folder) and nb[len(folder):] not in doors:
+                    out.append(f"{na} -> {nb} (not a door of {folder})")
+    return out
+
 
 PREFIX = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 CHAR = re.compile(r"'(?:\\u\{[0-9a-fA-F]+\}|\\.|[^\\'\n])'")
@@ -263,6 +283,15 @@ def main(argv):
             else:
                 n = len({surface_of(name(m, files, src)) for m in files if floor_of(name(m, files, src)) == SURFACES})
                 print(f"{src}: no import between SQL surfaces ({n} surfaces)")
+            doors = side_doors(graph, files, src)
+            if doors:
+                bad = 1
+                print(f"{src}: {len(doors)} import(s) through a side door:")
+                for line in doors:
+                    print("  " + line)
+            else:
+                named = ", ".join(f"{f} {len(d)}" for f, d in DOORS.items())
+                print(f"{src}: every import of a folder with doors goes through one ({named} doors)")
             if up:
                 bad = 1
                 print(f"{src}: {len(up)} import(s) up a floor:")
