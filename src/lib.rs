@@ -1,4 +1,4 @@
-//! pg_idgen: PostgreSQL as the distributed ID service of its users.
+//! The root of pg_idgen, PostgreSQL as the distributed ID service of its users.
 //!
 //! `core` is pure Rust (layouts, the generator's state machine, the durable mark); the other
 //! modules are the thin pgrx layer that binds it to PostgreSQL.
@@ -54,7 +54,7 @@ pub extern "C-unwind" fn _PG_init() {
     pg::shmem::install_hooks();
     node::init();
     lease::keeper::check_lease_settings();
-    if let Some(w) = node::worker_unset::unset_warning() {
+    if let Some(w) = node::unset_warning() {
         pgrx::warning!("pg_idgen: {w}; set idgen.worker_id (0 too, explicitly) in postgresql.conf");
     }
     allocator::init();

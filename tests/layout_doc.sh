@@ -1,21 +1,39 @@
 #!/usr/bin/env bash
-# CONTRIBUTING.md's "Layout of the repository" names every Rust source file of both crates and every
-# SQL source of the install script, so that it cannot fall behind the tree: a file added, moved or
-# renamed without a word there fails the test command, and is printed. (Unit tests, mod.rs and
-# lib.rs are named by their folder.)
+# CONTRIBUTING.md's table of source files is what the files say: one row per Rust source of both
+# crates and per SQL source of the install script, made from its opening comment by
+# tools/layout_doc.py, so that it cannot fall behind the tree: a file added, moved, renamed or
+# redescribed without running the tool fails the test command, and is printed by its path.
+# Controls, on a copy: a new file named like an existing one (src/backfill/shared.rs beside
+# src/node/shared.rs), and a file whose opening comment changed, must each fail the check by path.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-section=$(sed -n '/^## Layout of the repository/,/^## /p' CONTRIBUTING.md)
-[ -n "$section" ] || { echo "  FAIL: CONTRIBUTING.md has no section \"Layout of the repository\""; exit 1; }
-missing=()
-while read -r f; do
-  name=$(basename "$f")
-  case $name in mod.rs | lib.rs | tests.rs) continue ;; esac
-  grep -qF -e "\`$name\`" -e "/$name\`" <<<"$section" || missing+=("$f")
-done < <(find src crates/core/src sql/install -type f \( -name '*.rs' -o -name '*.sql' \) | grep -v '/tests/' | sort)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "  FAIL: CONTRIBUTING.md's layout section does not name ${#missing[@]} file(s):"
-  printf '    %s\n' "${missing[@]}"
+if out=$(python3 tools/layout_doc.py --check); then
+  echo "  ok: $out"
+else
+  echo "  FAIL: $out" | sed '2,$s/^/    /'
   exit 1
 fi
-echo "  ok: CONTRIBUTING.md's layout section names every source file ($(find src crates/core/src sql/install -type f \( -name '*.rs' -o -name '*.sql' \) | wc -l) files)"
+copy=$(mktemp -d)
+trap 'rm -rf "$copy"' EXIT
+control() { # control WHAT EXPECTED: the copy, changed by the caller, must fail naming EXPECTED
+  local got
+  if got=$(python3 "$copy/tools/layout_doc.py" --check "$copy"); then
+    echo "  FAIL: control: $1 passed the check"
+    return 1
+  elif grep -qF "$2" <<<"$got"; then
+    echo "  ok: control: $1 fails the check"
+  else
+    echo "  FAIL: control: $1 failed, but not by naming '$2':"
+    sed 's/^/    /' <<<"$got"
+    return 1
+  fi
+}
+fresh() {
+  rm -rf "${copy:?}"/* && mkdir -p "$copy/crates/core" "$copy/sql" "$copy/tools"
+  cp -r src "$copy/" && cp -r crates/core/src "$copy/crates/core/" && cp -r sql/install "$copy/sql/"
+  cp CONTRIBUTING.md "$copy/" && cp tools/layout_doc.py "$copy/tools/"
+}
+fresh && printf '//! Helpers the backfills share.\n' >"$copy/src/backfill/shared.rs"
+control "a new file named like an existing one" "not in the table: src/backfill/shared.rs" || exit 1
+fresh && sed -i '1s|^//! .*|//! Something else entirely.|' "$copy/src/node/take.rs"
+control "a file described otherwise" "described otherwise in the file: src/node/take.rs" || exit 1
