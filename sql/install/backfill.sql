@@ -1,6 +1,6 @@
 -- IDs at a past time (docs/backfill.md): the counters of backfill blocks. A row is a bucket of
 -- 1,024 ticks of one stream (a backfill worker id, or -1 for UUIDv7s); next_seq is the first
--- sequence number no block of it has had. Only the segment allocator worker writes it, committing
+-- sequence number no block of it has had. Only the allocator worker writes it, committing
 -- before any number of a block is used (src/backfill/counters.rs). Readable by superusers
 -- only; the counters only move forward and rows are never deleted.
 CREATE TABLE idgen_internal.backfill_counters (

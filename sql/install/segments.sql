@@ -110,7 +110,7 @@ FROM idgen.segments s LEFT JOIN idgen_internal.segment_cache() c ON c.biz_type =
 ORDER BY s.biz_type;
 COMMENT ON VIEW idgen.segment_status IS 'Per business type: its row in idgen.segments and what the shared cache holds (current and next range, IDs left, step in use, refills done ahead of need and refills a caller waited for).';
 CREATE VIEW idgen.segment_allocators AS SELECT * FROM idgen_internal.segment_allocator_usage();
-COMMENT ON VIEW idgen.segment_allocators IS 'The segment allocator workers of the whole cluster (one per database that uses segment mode): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
+COMMENT ON VIEW idgen.segment_allocators IS 'The allocator workers of the whole cluster (one per database that uses segment mode or holds the backfill counters): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
 COMMENT ON COLUMN idgen.segment_allocators.allocators IS 'Allocator workers running or starting in the cluster.';
 COMMENT ON COLUMN idgen.segment_allocators.allocator_slots IS 'How many may run at once.';
 COMMENT ON COLUMN idgen.segment_allocators.slot_waits IS 'Times since the server started that a caller found every allocator slot taken by other databases (it waits, then 53000).';

@@ -86,7 +86,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
             Err(IdError::new(
                 PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
                 format!(
-                    "pg_idgen: segment allocators already run for {} databases",
+                    "pg_idgen: allocators already run for {} databases",
                     MAX_ALLOCATORS
                 ),
             )
@@ -94,13 +94,16 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                 "Waited idgen.segment_wait_timeout ({} ms) for one of them to be idle.",
                 gucs::segment_wait_timeout_ms()
             ))
-            .hint("Use segment mode in fewer databases of this cluster at once."))
+            .hint("Use segment mode and backfills in fewer databases of this cluster at once."))
         }
         Step::Start(i) => {
-            let started = BackgroundWorkerBuilder::new(&format!("pg_idgen segment allocator {db}"))
+            // The process title names the allocator; its type, which pg_stat_activity shows as
+            // backend_type and monitoring matches on, keeps the name it had when the allocator
+            // served segments alone.
+            let started = BackgroundWorkerBuilder::new(&format!("pg_idgen allocator {db}"))
                 .set_type("pg_idgen segment allocator")
                 .set_library("pg_idgen")
-                .set_function("pg_idgen_segment_allocator_main")
+                .set_function("pg_idgen_allocator_main")
                 .set_argument(Some(pg_sys::Datum::from(db)))
                 .enable_spi_access()
                 .set_start_time(BgWorkerStartTime::RecoveryFinished)
@@ -112,7 +115,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
                 make_room(db);
                 return Err(IdError::new(
                     PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
-                    "pg_idgen: could not start the segment allocator worker",
+                    "pg_idgen: could not start the allocator worker",
                 )
                 .detail(format!(
                     "All background worker slots were in use for idgen.segment_wait_timeout ({} ms).",
@@ -127,7 +130,7 @@ pub fn wake(db: u32) -> Result<(), IdError> {
 
 #[pg_guard]
 #[unsafe(no_mangle)]
-pub extern "C-unwind" fn pg_idgen_segment_allocator_main(arg: pg_sys::Datum) {
+pub extern "C-unwind" fn pg_idgen_allocator_main(arg: pg_sys::Datum) {
     worker_loop::attach_signals();
     IS_ALLOCATOR.store(true, std::sync::atomic::Ordering::Relaxed);
     let db = arg.value() as u32;
@@ -217,9 +220,7 @@ pub fn leave(db: pg_sys::Oid) {
     let db = db.to_u32();
     if send_away(|a| a.db == db) > 0 {
         // What the dropping session sees with client_min_messages = debug1 (segments.sh).
-        pgrx::debug1!(
-            "pg_idgen: the segment allocator of database {db} leaves before DROP DATABASE"
-        );
+        pgrx::debug1!("pg_idgen: the allocator of database {db} leaves before DROP DATABASE");
     }
 }
 

@@ -60,7 +60,7 @@ fn reserve_chunk(
         |d| (d.fault, d.items),
         || {
             not_ready(format!(
-                "timed out waiting for the segment allocator of database \"{db_name}\" to commit backfill counters"
+                "timed out waiting for the allocator of database \"{db_name}\" to commit backfill counters"
             ))
             .detail(format!(
                 "Waited idgen.segment_wait_timeout ({} ms).",
@@ -95,11 +95,11 @@ fn fault_error(fault: u32, db_name: &str, stream: i32) -> IdError {
         )),
         FAULT_UNREADABLE => IdError::new(
             PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            format!("the segment allocator of database \"{db_name}\" could not read or write idgen_internal.backfill_counters"),
+            format!("the allocator of database \"{db_name}\" could not read or write idgen_internal.backfill_counters"),
         )
         .hint("The server log says why (a WARNING of the allocator); the table must keep the columns and types pg_idgen created."),
         _ => not_ready(format!(
-            "the segment allocator of database \"{db_name}\" exited before it committed backfill counters"
+            "the allocator of database \"{db_name}\" exited before it committed backfill counters"
         ))
         .hint("See the server log for the reason; the next call starts a new allocator."),
     }

@@ -111,6 +111,6 @@ pub fn reserve_blocks(
 }
 
 fn unreadable(e: impl std::fmt::Display) -> u32 {
-    pgrx::warning!("pg_idgen segment allocator: idgen_internal.backfill_counters: {e}");
+    pgrx::warning!("pg_idgen allocator: idgen_internal.backfill_counters: {e}");
     FAULT_UNREADABLE
 }

@@ -143,7 +143,7 @@ impl Claim for SegmentClaim {
 /// own): a row whose columns no longer read as pg_idgen wrote them. Logged with its cause, and
 /// reported to the caller as what it is, never as a missing or locked type.
 fn unreadable(name: &str, e: impl std::fmt::Display) -> Outcome {
-    pgrx::warning!("pg_idgen segment allocator: the row of \"{name}\" in idgen.segments: {e}");
+    pgrx::warning!("pg_idgen allocator: the row of \"{name}\" in idgen.segments: {e}");
     Outcome::Fault(Fault::RowUnreadable)
 }
 

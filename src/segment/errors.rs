@@ -37,7 +37,7 @@ pub fn segment_fault_error(f: Fault, name: &str) -> IdError {
         )
         .hint("Create a new business type, or lower its step with idgen.segment_alter if a smaller range still fits."),
         Fault::WorkerGone => not_ready(format!(
-            "the segment allocator exited before it committed a range for \"{name}\""
+            "the allocator exited before it committed a range for \"{name}\""
         ))
         .hint("See the server log for the reason; the next call starts a new allocator."),
         Fault::BadRow => invalid(format!(
@@ -46,7 +46,7 @@ pub fn segment_fault_error(f: Fault, name: &str) -> IdError {
         .hint("Fix it with idgen.segment_alter, or drop and re-create the type above its old max_id."),
         Fault::RowUnreadable => IdError::new(
             PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            format!("the segment allocator could not read or write the row of \"{name}\" in idgen.segments"),
+            format!("the allocator could not read or write the row of \"{name}\" in idgen.segments"),
         )
         .hint("The server log says why (a WARNING of the allocator); idgen.segments must keep the columns and types pg_idgen created."),
     }
@@ -55,7 +55,7 @@ pub fn segment_fault_error(f: Fault, name: &str) -> IdError {
 /// A wait for the allocator that ran out of time.
 pub fn timed_out(what: &str, name: &str) -> IdError {
     not_ready(format!(
-        "timed out waiting for the segment allocator to commit {what} for \"{name}\""
+        "timed out waiting for the allocator to commit {what} for \"{name}\""
     ))
     .detail(format!(
         "Waited idgen.segment_wait_timeout ({} ms).",

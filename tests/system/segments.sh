@@ -95,6 +95,8 @@ kill_allocator() {
   local pid
   pid=$(q $PORT "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_idgen segment allocator'")
   check "the allocator is running" test -n "$pid"
+  # Its process title names the allocator; backend_type keeps the name monitoring matches on.
+  check "its process title names the allocator" grep -q "pg_idgen allocator [0-9]" <(ps -o args= -p "$pid")
   kill -9 "$pid"
 }
 stop_immediate() { cluster_stop seg immediate; cluster_start seg; }
@@ -214,7 +216,7 @@ started=$(date +%s%N)
 out=$(psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "SET client_min_messages = debug1" -c "DROP DATABASE dropme" 2>&1)
 ms=$(( ($(date +%s%N) - started) / 1000000 ))
 check "DROP DATABASE right after segment_next(): the allocator is told to leave before the drop counts it ($ms ms)" \
-  grep -q "DEBUG:  pg_idgen: the segment allocator of database [0-9]* leaves before DROP DATABASE" <<<"$out"
+  grep -q "DEBUG:  pg_idgen: the allocator of database [0-9]* leaves before DROP DATABASE" <<<"$out"
 check "  and the drop succeeds" eq "$(q $PORT "SELECT count(*) FROM pg_database WHERE datname = 'dropme'")" 0
 q $PORT "CREATE DATABASE dropme"
 qdb $PORT dropme "CREATE EXTENSION pg_idgen" && qdb $PORT dropme "SELECT idgen.segment_create('t')" >/dev/null
@@ -295,9 +297,9 @@ qdb $A unreadable "CREATE EXTENSION pg_idgen; SELECT idgen.segment_create('wide'
 out=$(psql -h 127.0.0.1 -p $A -U postgres -d unreadable -X -q -v VERBOSITY=verbose -c "SET idgen.segment_wait_timeout = '1h'" \
   -c "SET statement_timeout = '60s'" -c "SELECT segment_next('wide')" 2>&1 || true)
 check "segment_next: 22000, the row could not be read (not 42704)" \
-  grep -q "ERROR:  22000: the segment allocator could not read or write the row of \"wide\"" <<<"$out"
+  grep -q "ERROR:  22000: the allocator could not read or write the row of \"wide\"" <<<"$out"
 check "  at once, not after a wait (no statement timeout, 57014)" not_grep -q 57014 <<<"$out"
-check "  and the server log has the cause" grep -q 'pg_idgen segment allocator: the row of "wide" in idgen.segments: .*' "$(cluster_dir sega)/server.log"
+check "  and the server log has the cause" grep -q 'pg_idgen allocator: the row of "wide" in idgen.segments: .*' "$(cluster_dir sega)/server.log"
 out=$(psql -h 127.0.0.1 -p $A -U postgres -d unreadable -X -q -v VERBOSITY=verbose -c "SELECT idgen.segment_alter('wide', 5)" 2>&1 || true)
 check "segment_alter: 22000 with the cause, not 42704 unknown type" \
   grep -q "ERROR:  22000: idgen.segment_alter: could not read or write the row of \"wide\" in idgen.segments: ." <<<"$out"

@@ -6,7 +6,7 @@
 # tests/system/leases.sh. Each stop below is timed while a worker is inside such a wait:
 #   - the lease keeper, connecting to a coordinator that accepts the connection and never answers;
 #   - the reservation renewer, waiting for a synchronous standby that is not there.
-# (The segment allocator has no such wait: it locks a type's row with SKIP LOCKED, and its loop is
+# (The allocator has no such wait: it locks a type's row with SKIP LOCKED, and its loop is
 # the same as theirs, src/pg/worker_loop.rs.)
 # Control, run on the build before the fix: both stops failed (pg_ctl: server does not shut down,
 # after 60 s).
