@@ -7,7 +7,8 @@
 #   make package PG=19  a Debian package for that PostgreSQL (15 by default), in target/debian
 #   make image PG=18  the extension image for CloudNativePG (18 and later), in target/image
 #   make release      every artifact of this version (packages, images, source, sums), in target/release
-#   make upgrade-sql  the upgrade script to this version, from sql/upgrade/ and the install script
+#   make upgrade-sql  the functions' SQL comments, then the upgrade script to this version, from
+#                     sql/upgrade/ and the install script
 .PHONY: run test bench package image release upgrade-sql
 run:   ## build, install, start a throwaway cluster and show pg_idgen in psql
 	bash tests/demo.sh
@@ -21,5 +22,5 @@ image: ## an OCI image of the extension's files for PG=N (18 or 19), for CloudNa
 	bash -c 'source tests/helpers/lib.sh && ensure_deps && apt_install_missing umoci && bash tools/image.sh --pg-config "$$PG_CONFIG"'
 release: ## every artifact of this version into target/release/<version> (tools/release.sh)
 	bash -c 'source tests/helpers/lib.sh && ensure_deps && apt_install_missing umoci && bash tools/release.sh'
-upgrade-sql: ## sql/pg_idgen--<last release>--<version>.sql from sql/upgrade/ and this build (tools/upgrade_sql.py)
-	bash -c 'source tests/helpers/lib.sh && install_extension && python3 tools/upgrade_sql.py "$$("$$PG_CONFIG" --sharedir)/extension/pg_idgen--$$(sed -n "s/^version = \"\(.*\)\"/\1/p" Cargo.toml | head -1).sql" --write && install_extension >/dev/null'
+upgrade-sql: ## functions' SQL comments from their doc comments (tools/sql_comments.py), then sql/pg_idgen--<last release>--<version>.sql from sql/upgrade/ and this build (tools/upgrade_sql.py)
+	bash -c 'source tests/helpers/lib.sh && script="$$("$$PG_CONFIG" --sharedir)/extension/pg_idgen--$$(sed -n "s/^version = \"\(.*\)\"/\1/p" Cargo.toml | head -1).sql" && install_extension && python3 tools/sql_comments.py "$$script" --write && install_extension >/dev/null && python3 tools/upgrade_sql.py "$$script" --write && install_extension >/dev/null'

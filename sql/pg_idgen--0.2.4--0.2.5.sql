@@ -315,7 +315,7 @@ $$;
 -- @new objects
 -- IDs at a past time (docs/backfill.md): the counters of backfill blocks. A row is a bucket of
 -- 1,024 ticks of one stream (a backfill worker id, or -1 for UUIDv7s); next_seq is the first
--- sequence number no block of it has had. Only the segment allocator worker writes it, committing
+-- sequence number no block of it has had. Only the allocator worker writes it, committing
 -- before any number of a block is used (src/backfill/counters.rs). Readable by superusers
 -- only; the counters only move forward and rows are never deleted.
 CREATE TABLE idgen_internal.backfill_counters (
@@ -770,8 +770,6 @@ CREATE TRIGGER segments_moved AFTER UPDATE OF max_id ON idgen.segments
 
 CREATE VIEW idgen.segment_allocators AS SELECT * FROM idgen_internal.segment_allocator_usage();
 
-COMMENT ON VIEW idgen.segment_allocators IS 'The segment allocator workers of the whole cluster (one per database that uses segment mode): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
-
 COMMENT ON COLUMN idgen.segment_allocators.allocators IS 'Allocator workers running or starting in the cluster.';
 
 COMMENT ON COLUMN idgen.segment_allocators.allocator_slots IS 'How many may run at once.';
@@ -1214,13 +1212,16 @@ COMMENT ON COLUMN idgen.public_keys.created_at IS 'When the version was made.';
 
 COMMENT ON FUNCTION idgen_internal.public_key_check(text, text, bytea) IS 'Checks a key''s name, prefix and bytes before they are written (so that no constraint''s error shows a key).';
 
-COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS 'The fingerprint column of idgen.public_keys.';
+COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS
+  'The fingerprint column of idgen.public_keys.';
 
 COMMENT ON FUNCTION idgen_internal.public_key_in_statement(bytea) IS 'Warns when a key''s bytes stand in the text of the statement that gives them (pg_monitor reads statement texts).';
 
-COMMENT ON FUNCTION idgen_internal.public_key_random() IS '32 random bytes from pg_strong_random(): a new AES-256 key.';
+COMMENT ON FUNCTION idgen_internal.public_key_random() IS
+  '32 random bytes from pg_strong_random(): a new AES-256 key.';
 
-COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS 'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
+COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS
+  'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
 
 COMMENT ON COLUMN idgen.public_keys.current IS 'Whether new public IDs are made with this version.';
 
@@ -1230,25 +1231,37 @@ COMMENT ON COLUMN idgen.public_keys.dropped_at IS 'When the version was dropped 
 
 COMMENT ON COLUMN idgen.public_keys.fingerprint IS 'idgen.encrypt_id(0, name, version) in hex: equal on two nodes if and only if they hold the same key (but for chance).';
 
-COMMENT ON FUNCTION idgen.encrypt_id(bigint, text, integer) IS 'Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version NULL: the current one.';
+COMMENT ON VIEW idgen.segment_allocators IS 'The allocator workers of the whole cluster (one per database that uses segment mode or holds the backfill counters): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
 
-COMMENT ON FUNCTION idgen.decrypt_id(bigint, text, integer) IS 'The inverse of idgen.encrypt_id(), with the same key version.';
+COMMENT ON FUNCTION idgen.encrypt_id(bigint, text, integer) IS
+  'Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version NULL: the current one.';
 
-COMMENT ON FUNCTION idgen.encrypt_id_js_safe(bigint, text, integer) IS 'An ID from 0 to 2^53 - 1 encrypted to one in the same range (JavaScript-safe).';
+COMMENT ON FUNCTION idgen.decrypt_id(bigint, text, integer) IS
+  'The inverse of idgen.encrypt_id(), with the same key version.';
 
-COMMENT ON FUNCTION idgen.decrypt_id_js_safe(bigint, text, integer) IS 'The inverse of idgen.encrypt_id_js_safe(), with the same key version.';
+COMMENT ON FUNCTION idgen.encrypt_id_js_safe(bigint, text, integer) IS
+  'An ID from 0 to 2^53 - 1 encrypted to one in the same range (JavaScript-safe).';
 
-COMMENT ON FUNCTION idgen.encrypt_uuid(uuid, text, integer) IS 'A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).';
+COMMENT ON FUNCTION idgen.decrypt_id_js_safe(bigint, text, integer) IS
+  'The inverse of idgen.encrypt_id_js_safe(), with the same key version.';
 
-COMMENT ON FUNCTION idgen.decrypt_uuid(uuid, text, integer) IS 'The inverse of idgen.encrypt_uuid(), with the same key version.';
+COMMENT ON FUNCTION idgen.encrypt_uuid(uuid, text, integer) IS
+  'A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).';
 
-COMMENT ON FUNCTION idgen.id_to_public(bigint, text) IS 'A bigint''s public text form under the key''s current version: prefix_, 2 characters of key version, 20 of ciphertext.';
+COMMENT ON FUNCTION idgen.decrypt_uuid(uuid, text, integer) IS
+  'The inverse of idgen.encrypt_uuid(), with the same key version.';
 
-COMMENT ON FUNCTION idgen.public_to_id(text, text) IS 'The bigint of a public text form of the key (any version still kept); another prefix, a damaged string or another key''s is an error (22P02).';
+COMMENT ON FUNCTION idgen.id_to_public(bigint, text) IS
+  'A bigint''s public text form under the key''s current version: prefix_, 2 characters of key version, 20 of ciphertext.';
 
-COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS 'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
+COMMENT ON FUNCTION idgen.public_to_id(text, text) IS
+  'The bigint of a public text form of the key (any version still kept); another prefix, a damaged string or another key''s is an error (22P02).';
 
-COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS 'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
+COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS
+  'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
+
+COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS
+  'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
 
 COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
 
@@ -1641,6 +1654,7 @@ COMMENT ON FUNCTION idgen_internal.within_range(boolean) IS
 COMMENT ON FUNCTION idgen_internal.within_range_support(internal) IS
   'The planner support function of within_range: a selectivity of 1.';
 
+-- </functions>
 -- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
 ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
 
@@ -1653,7 +1667,6 @@ COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
 COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
   'The row of the idgen.segment_allocators view.';
 
--- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON FUNCTION idgen.read_horizon() IS
   'This node''s read horizon of Snowflake IDs: every ID below it that this node made belongs to a transaction that has ended. Take it in a statement of its own, then read WHERE id > last AND id < horizon in the next (READ COMMITTED); in REPEATABLE READ it is refused (25001): take it before BEGIN.';
 
@@ -1663,6 +1676,7 @@ COMMENT ON FUNCTION idgen.read_horizon_uuid() IS
 COMMENT ON FUNCTION idgen_internal.read_horizon_holders() IS
   'The rows of the idgen.read_horizon_holders view.';
 
+-- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON VIEW idgen.read_horizon_holders IS
   'What holds the read horizons back: open transactions that took an ordered ID, prepared transactions until COMMIT/ROLLBACK PREPARED, and prepared transactions from before the server started (which hold every horizon at its lowest: their IDs are not known).';
 
@@ -1697,11 +1711,9 @@ COMMENT ON FUNCTION idgen_internal.segments_moved() IS
 COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
   'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
 
--- Message IDs (RongCloud's format) and text forms.
 COMMENT ON FUNCTION msgid_next(integer, text) IS
   '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
 
--- UUIDv7 (RFC 9562) and ULIDs, from the node's third clock stream.
 COMMENT ON FUNCTION uuidv7_next() IS
   'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
 
@@ -1753,10 +1765,12 @@ COMMENT ON FUNCTION id_span(interval) IS
 COMMENT ON FUNCTION id_span(interval, text) IS
   'How many IDs of a named layout or layout spec a span of time covers.';
 
+COMMENT ON FUNCTION idgen.snowflake_start_after(timestamptz) IS
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
+
 COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
   'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
 
--- IDs at a past time (docs/backfill.md).
 COMMENT ON FUNCTION snowflake_at(timestamptz) IS
   'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
 
@@ -1774,9 +1788,6 @@ COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zo
 
 COMMENT ON FUNCTION idgen.worker_release(integer, text, timestamp with time zone, bigint) IS
   'Give a worker-id lease back, with last_ts: the id is free at once and its next holder starts after last_ts. The lease number is required (42501 without it): it proves the holder. Returns false if it was already released.';
-
-COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
-  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
 
 -- Columns, for \d+ (each view's and table's columns say what they hold).
 COMMENT ON COLUMN idgen.layouts.name IS 'Preset name; for this node''s layout when it is no preset: custom, or the preset''s name followed by (customised) when the spec changes one (idgen.status.layout_spec shows the spec).';

@@ -85,8 +85,10 @@ fn decode_row(id: Option<i64>, layout: &Layout) -> Decoded {
     )
 }
 
-/// Takes an ID apart with this node's layout: one row, all NULL for a NULL ID. STABLE, not
-/// IMMUTABLE: the node's layout is fixed only until the next restart.
+/// Takes a Snowflake ID apart with this node's layout: time, worker id, sequence and the layout's
+/// other fields. One row; all NULL for a NULL ID.
+///
+/// STABLE, not IMMUTABLE: the node's layout is fixed only until the next restart.
 #[pg_extern(stable, parallel_safe, name = "id_decode")]
 fn id_decode(
     id: Option<i64>,
@@ -106,7 +108,8 @@ fn id_decode(
     TableIterator::once(decode_row(id, node_layout()))
 }
 
-/// Takes an ID apart with a named layout (`twitter`, `sonyflake`, ...) or a layout spec.
+/// Takes a Snowflake ID apart with a named layout (twitter, sonyflake, instagram, ...) or a layout
+/// spec.
 #[pg_extern(immutable, parallel_safe, name = "id_decode")]
 fn id_decode_with(
     id: Option<i64>,
@@ -128,9 +131,11 @@ fn id_decode_with(
     TableIterator::once(decode_row(id, &layout))
 }
 
-// The time inside an ID (the start of its tick), with this node's layout: `id_timestamp(id)`,
-// per row in every query by time, so its common case runs bare (pg/fast_entry.rs), and
-// `id_timestamp_full` under pgrx's guard for the rest (a refusal, a warning, a first call).
+// The time inside a Snowflake ID (start of its tick), with this node's layout.
+//
+// `id_timestamp(id)` runs per row in every query by time, so its common case runs bare
+// (pg/fast_entry.rs), and `id_timestamp_full` under pgrx's guard for the rest (a refusal, a
+// warning, a first call).
 fast_entry!(
     args,
     "id_timestamp",
@@ -155,8 +160,10 @@ fn id_timestamp_full(id: i64) -> TimestampWithTimeZone {
     decoded_ts(id, l, d.tick)
 }
 
-// The time inside an ID with a named layout, `id_timestamp(id, layout)`: bare for the layout named
-// last (parsed by the guarded path, `id_timestamp_with`, which every other call takes).
+// The time inside a Snowflake ID, with a named layout or layout spec.
+//
+// `id_timestamp(id, layout)` runs bare for the layout named last (parsed by the guarded path,
+// `id_timestamp_with`, which every other call takes).
 fast_entry!(
     args,
     "id_timestamp_with",
@@ -204,14 +211,15 @@ fn id_timestamp_with_full(id: Option<i64>, layout: Option<&str>) -> Option<Times
     Some(decoded_ts(id, &l, d.tick))
 }
 
-/// The worker id inside an ID, with this node's layout; NULL for a layout without worker bits.
+/// The worker id inside a Snowflake ID, with this node's layout; NULL for a layout without worker
+/// bits.
 #[pg_extern(stable, parallel_safe)]
 fn id_worker_id(id: i64) -> Option<i64> {
     worker_of(id, node_layout())
 }
 
-/// The worker id inside an ID, with a named layout. IMMUTABLE, so that distributed queries (Citus)
-/// can push it down into every shard, in the select list, WHERE and GROUP BY alike.
+/// The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed
+/// queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.
 #[pg_extern(immutable, parallel_safe, name = "id_worker_id")]
 fn id_worker_id_with(id: Option<i64>, layout: Option<&str>) -> Option<i64> {
     let l = layout_named(layout).or_raise();
@@ -233,14 +241,14 @@ fn min_id_at(ts: TimestampWithTimeZone, l: &Layout) -> i64 {
         .or_raise()
 }
 
-/// The smallest ID of an instant: `WHERE id >= id_from_timestamp(now() - interval '1 day')` is a
-/// range scan of the primary key.
+/// The smallest ID of an instant with this node's layout: WHERE id >= id_from_timestamp(now() -
+/// interval '1 day') is an index range scan.
 #[pg_extern(stable, parallel_safe)]
 fn id_from_timestamp(ts: TimestampWithTimeZone) -> i64 {
     min_id_at(ts, node_layout())
 }
 
-/// The smallest ID of an instant under a named layout.
+/// The smallest ID of an instant with a named layout or layout spec.
 #[pg_extern(immutable, parallel_safe, name = "id_from_timestamp")]
 fn id_from_timestamp_with(ts: Option<TimestampWithTimeZone>, layout: Option<&str>) -> Option<i64> {
     let l = layout_named(layout).or_raise();
@@ -261,7 +269,9 @@ fn range_of(since: TimestampWithTimeZone, before: TimestampWithTimeZone, l: &Lay
     (min_id_at(since, l), min_id_at(before, l))
 }
 
-/// The IDs of the times `[since, before)` under this node's layout (partition bounds).
+/// The IDs of the times [since, before) with this node's layout: lower is the smallest ID at since,
+/// upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of
+/// those times.
 #[pg_extern(stable, parallel_safe)]
 fn id_range(
     since: TimestampWithTimeZone,
@@ -270,8 +280,8 @@ fn id_range(
     TableIterator::once(range_of(since, before, node_layout()))
 }
 
-/// The IDs of the times `[since, before)` under a named layout: IMMUTABLE, for partition bounds
-/// and plan-time pruning.
+/// The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for
+/// partition bounds and queries pruned when planned.
 #[pg_extern(immutable, parallel_safe, name = "id_range")]
 fn id_range_with(
     since: Option<TimestampWithTimeZone>,
@@ -313,14 +323,14 @@ fn span_of(span: Interval, l: &Layout) -> i64 {
         .or_raise()
 }
 
-/// How many IDs of this node's layout a span of time covers: the width of range partitions of
-/// that span (pg_partman's interval). A day is 24 hours.
+/// How many IDs of this node's layout a span of time covers (a day is 24 hours; no months): the
+/// width of fixed-size range partitions, pg_partman's interval.
 #[pg_extern(stable, parallel_safe)]
 fn id_span(span: Interval) -> i64 {
     span_of(span, node_layout())
 }
 
-/// How many IDs of a named layout a span of time covers.
+/// How many IDs of a named layout or layout spec a span of time covers.
 #[pg_extern(immutable, parallel_safe, name = "id_span")]
 fn id_span_with(span: Option<Interval>, layout: Option<&str>) -> Option<i64> {
     let l = layout_named(layout).or_raise();

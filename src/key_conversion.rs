@@ -24,6 +24,9 @@ mod idgen_internal {
     use crate::pg::as_owner::as_owner;
     use crate::pg::errors::IdError;
 
+    /// The largest value of a column, read as its table's owner in a security-restricted operation
+    /// (used by the conversion functions); the caller must be allowed to read the column.
+    ///
     /// The largest value in a column, read as the table's owner (pg/as_owner.rs). The conversion
     /// functions run as their caller; reading a table could run its owner's code (row-level
     /// security, index expressions, operators), which must not act with the caller's rights. The

@@ -13,7 +13,7 @@ use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
 
 use crate::node::take;
-use crate::pg::errors::{invalid, out_of_range, required, IdError};
+use crate::pg::errors::{invalid, out_of_range, quoted, required, IdError};
 use crate::pg::time::{ms_of_ts, ts_of_ms};
 use pg_idgen_core::msgid::{self as format, MsgId};
 
@@ -27,7 +27,9 @@ fn session_type_of(session_type: Option<i32>) -> u8 {
     }
 }
 
-/// The next message ID of this node for a session: `XXXX-XXXX-XXXX-XXXX`.
+/// 80-bit message ID (RongCloud's format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time,
+/// 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session
+/// hash. Text order (COLLATE "C") is time order. Unique per node.
 #[pg_extern(volatile, parallel_restricted)]
 fn msgid_next(session_type: Option<i32>, session_id: Option<&str>) -> String {
     let session_type = session_type_of(session_type);
@@ -44,13 +46,14 @@ fn parse(msgid: &str) -> MsgId {
     MsgId::parse(msgid).unwrap_or_else(|e| {
         IdError::new(
             PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-            format!("invalid message ID \"{msgid}\": it {e}"),
+            format!("invalid message ID {}: it {e}", quoted(msgid)),
         )
         .raise()
     })
 }
 
-/// Takes a message ID apart: time, sequence, session type and session hash.
+/// Takes a message ID apart: ts, sequence, session_type, session_hash. Accepts the 19-character
+/// form or the 16 symbols without dashes.
 #[pg_extern(immutable, parallel_safe)]
 fn msgid_decode(
     msgid: Option<&str>,
@@ -78,13 +81,15 @@ fn msgid_decode(
     TableIterator::new(rows)
 }
 
-/// The 22-bit session hash message IDs carry: Java's `String.hashCode()`, low 22 bits.
+/// The 22-bit session hash inside message IDs: Java's String.hashCode() of the session id (UTF-16),
+/// low 22 bits. Stable across versions and platforms.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn msgid_session_hash(session_id: &str) -> i32 {
     format::session_hash(session_id) as i32
 }
 
-/// The smallest message ID of an instant: `WHERE msgid >= msgid_from_timestamp(...)`.
+/// The smallest message ID of an instant: WHERE msgid >= msgid_from_timestamp(now() - interval '1
+/// hour') COLLATE "C".
 #[pg_extern(immutable, parallel_safe, strict)]
 fn msgid_from_timestamp(ts: TimestampWithTimeZone) -> String {
     let ms = ms_of_ts(ts).unwrap_or_else(|e| e.raise());

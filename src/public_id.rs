@@ -210,8 +210,10 @@ mod idgen {
     use super::{key_of_text, or_public, uuid_bits, uuid_of};
     use pg_idgen_core::public_id::{parse_text, ID_CHARS, UUID_CHARS};
 
-    /// Any `bigint` encrypted under the key `key` (its current version, or `version`): a
-    /// permutation of all 2^64 values (FF1 over AES, radix 2, 64 digits).
+    /// Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version
+    /// NULL: the current one.
+    ///
+    /// FF1 over AES, radix 2, 64 digits.
     #[pg_extern(stable, parallel_safe)]
     fn encrypt_id(
         id: Option<i64>,
@@ -221,7 +223,7 @@ mod idgen {
         Some(super::key(key?, version).encrypt_id(id?))
     }
 
-    /// The inverse of `idgen.encrypt_id()`.
+    /// The inverse of idgen.encrypt_id(), with the same key version.
     #[pg_extern(stable, parallel_safe)]
     fn decrypt_id(
         id: Option<i64>,
@@ -241,7 +243,7 @@ mod idgen {
         Some(or_public(super::key(key?, version).encrypt_js_safe(id?)))
     }
 
-    /// The inverse of `idgen.encrypt_id_js_safe()`.
+    /// The inverse of idgen.encrypt_id_js_safe(), with the same key version.
     #[pg_extern(stable, parallel_safe)]
     fn decrypt_id_js_safe(
         id: Option<i64>,
@@ -251,8 +253,9 @@ mod idgen {
         Some(or_public(super::key(key?, version).decrypt_js_safe(id?)))
     }
 
-    /// A UUIDv7 encrypted to a UUID with version-4 and RFC 9562 variant bits (its other 122
-    /// bits: FF1 over AES, radix 2, 122 digits).
+    /// A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).
+    ///
+    /// Its other 122 bits are FF1 over AES, radix 2, 122 digits.
     #[pg_extern(stable, parallel_safe)]
     fn encrypt_uuid(
         id: Option<pgrx::Uuid>,
@@ -264,7 +267,7 @@ mod idgen {
         )))
     }
 
-    /// The inverse of `idgen.encrypt_uuid()`.
+    /// The inverse of idgen.encrypt_uuid(), with the same key version.
     #[pg_extern(stable, parallel_safe)]
     fn decrypt_uuid(
         id: Option<pgrx::Uuid>,
@@ -276,28 +279,30 @@ mod idgen {
         )))
     }
 
-    /// A `bigint`'s public text form under the key's current version: the key's prefix and `_`,
-    /// two characters of key version, 20 of ciphertext (URL-safe, fixed length).
+    /// A bigint's public text form under the key's current version: prefix_, 2 characters of key
+    /// version, 20 of ciphertext.
     #[pg_extern(stable, parallel_safe, strict)]
     fn id_to_public(id: i64, key: &str) -> String {
         super::key(key, None).id_to_text(id)
     }
 
-    /// The ID of a public text form made by `idgen.id_to_public()` with the key (any of its
-    /// versions); a string with another prefix, a damaged one or another key's is an error.
+    /// The bigint of a public text form of the key (any version still kept); another prefix, a
+    /// damaged string or another key's is an error (22P02).
     #[pg_extern(stable, parallel_safe, strict)]
     fn public_to_id(public_id: &str, key: &str) -> i64 {
         let parsed = or_public(parse_text(public_id));
         or_public(key_of_text(key, &parsed, ID_CHARS).text_to_id(&parsed))
     }
 
-    /// A UUIDv7's public text form: prefix, version, 32 characters of ciphertext.
+    /// A UUIDv7's public text form under the key's current version: prefix_, 2 characters of key
+    /// version, 32 of ciphertext.
     #[pg_extern(stable, parallel_safe, strict)]
     fn uuid_to_public(id: pgrx::Uuid, key: &str) -> String {
         or_public(super::key(key, None).uuid_to_text(uuid_bits(&id)))
     }
 
-    /// The inverse of `idgen.uuid_to_public()`.
+    /// The UUIDv7 of a public text form of the key; another prefix, a damaged string or another
+    /// key's is an error (22P02).
     #[pg_extern(stable, parallel_safe, strict)]
     fn public_to_uuid(public_id: &str, key: &str) -> pgrx::Uuid {
         let parsed = or_public(parse_text(public_id));
@@ -311,7 +316,7 @@ mod idgen {
 mod idgen_internal {
     use pgrx::prelude::*;
 
-    /// 32 random bytes (an AES-256 key) from PostgreSQL's cryptographically secure source.
+    /// 32 random bytes from pg_strong_random(): a new AES-256 key.
     #[pg_extern(volatile, parallel_safe)]
     fn public_key_random() -> Vec<u8> {
         (0..4)
@@ -319,6 +324,8 @@ mod idgen_internal {
             .collect()
     }
 
+    /// The fingerprint column of idgen.public_keys.
+    ///
     /// What tells two nodes' keys apart without showing them: `encrypt_id(0)` under the key's
     /// version, in hex (anyone who may encrypt can compute it).
     #[pg_extern(stable, parallel_safe, strict)]
@@ -329,8 +336,10 @@ mod idgen_internal {
         ))
     }
 
-    /// The statement trigger of idgen_internal.public_keys: every backend's cache of keys is
-    /// cleared at this transaction's commit (a relcache invalidation of the table).
+    /// The statement trigger of idgen_internal.public_keys: clears every session's cache of keys at
+    /// commit.
+    ///
+    /// Every backend's cache is cleared by a relcache invalidation of the table.
     #[pg_trigger]
     fn public_keys_changed<'a>(
         trigger: &'a pgrx::PgTrigger<'a>,

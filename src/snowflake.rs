@@ -11,9 +11,12 @@ use crate::node::take::{self, NodeWorker};
 use crate::pg::errors::{batch_size, IdError};
 use crate::pg::fast_entry::fast_entry;
 
-// The next Snowflake ID of this node: the SQL function `snowflake_next()` (its symbol is
-// `snowflake_next_wrapper`, as pgrx named it in every released script), node/take.rs's fast path
-// first, `snowflake_next_full` under pgrx's guard for the rest.
+// Next Snowflake ID of this node: unique across backends, restarts, crashes and clock steps;
+// strictly increasing per node. Use as DEFAULT snowflake_next().
+//
+// The SQL function `snowflake_next()` (its symbol is `snowflake_next_wrapper`, as pgrx named it in
+// every released script): node/take.rs's fast path first, `snowflake_next_full` under pgrx's guard
+// for the rest.
 fast_entry!(
     "snowflake_next",
     r#"CREATE FUNCTION "snowflake_next"() RETURNS bigint
@@ -36,10 +39,12 @@ fn snowflake_next_full() -> i64 {
     node().id_of_worker(issued.first, issued.flag, worker)
 }
 
-/// `n` IDs at once, ascending. They are taken from the node's stream as the rows are read, at
-/// most a tick's worth at a time, not all before the first row: held to the layout's capacity,
-/// emitting the rows of one tick overlaps with waiting for the next, and a query that stops
-/// reading early (a LIMIT over the function in the select list) takes no more than it read.
+/// n Snowflake IDs at once (1 to 10000000), ascending.
+///
+/// They are taken from the node's stream as the rows are read, at most a tick's worth at a time,
+/// not all before the first row: held to the layout's capacity, emitting the rows of one tick
+/// overlaps with waiting for the next, and a query that stops reading early (a LIMIT over the
+/// function in the select list) takes no more than it read.
 #[pg_extern(volatile, parallel_restricted)]
 fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
     let mut owed = batch_size("snowflake_next_batch(n)", n) as u64;
@@ -58,9 +63,10 @@ fn snowflake_next_batch(n: Option<i32>) -> SetOfIterator<'static, i64> {
     }))
 }
 
-/// The read horizon of this node's Snowflake IDs: every ID below it that this node made belongs
-/// to a transaction that has ended. Taken in a statement of its own, before the snapshot of the
-/// query that reads below it (docs/read-horizon.md).
+/// This node's read horizon of Snowflake IDs: every ID below it that this node made belongs to a
+/// transaction that has ended. Take it in a statement of its own, then read WHERE id > last AND id
+/// < horizon in the next (READ COMMITTED); in REPEATABLE READ it is refused (25001): take it before
+/// BEGIN.
 #[pg_extern(volatile, parallel_restricted, schema = "idgen")]
 fn read_horizon() -> i64 {
     let take::Horizon { counter, flipped } =

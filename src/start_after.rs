@@ -15,8 +15,12 @@ mod idgen {
     use crate::pg::time::{ms_of_ts, now_ms, ts_of_ms};
     use pg_idgen_core::civil::format_utc_ms;
 
-    /// Moves this node's clock streams (Snowflake IDs, message IDs, UUIDv7s) past `ts`, durably: after a restore onto
-    /// a new server, a move of a worker id between machines, or a clock set back for good.
+    /// Moves this node's clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns
+    /// when the next IDs start: after restoring onto a new server, moving a worker id to another
+    /// machine, or setting a clock back for good. Give ts from a clock you trust: further than
+    /// idgen.max_drift ahead of this node's clock, it is taken with a WARNING and the node's IDs
+    /// wait until its clock is within idgen.max_drift of it; more than an hour past that, it is
+    /// refused.
     ///
     /// `ts` comes from outside: a node rebuilt from a backup, or one whose clock is behind, cannot
     /// know from its own clock how far ahead the IDs it replaces went. So a `ts` further ahead of
@@ -65,7 +69,8 @@ mod idgen {
     /// up to this is waited out; a time further ahead is taken for a mistake.
     const BEHIND_MS: i64 = 3_600_000;
 
-    /// This database system's identifier (pg_control), for idgen.node_origins.
+    /// This database system's identifier (system_identifier of pg_control_system()), as
+    /// idgen.node_origins records it.
     #[pg_extern(stable, parallel_safe)]
     fn node_system_identifier() -> i64 {
         crate::node::system_identifier()

@@ -19,6 +19,8 @@ mod idgen_internal {
     use pg_idgen_core::layout::{unit_name, Field, Layout};
     use pg_idgen_core::presets;
 
+    /// Rows of the idgen.layouts view.
+    ///
     /// The named layouts, and this node's own (first).
     #[pg_extern(stable, parallel_safe)]
     fn layout_catalog() -> TableIterator<
@@ -83,6 +85,8 @@ mod idgen_internal {
         TableIterator::new(rows)
     }
 
+    /// The row of the idgen.status view.
+    ///
     /// This node's generator: layout, worker id, last ID, drift, durable mark, counters.
     #[pg_extern(volatile, parallel_safe)]
     fn node_status() -> TableIterator<
@@ -165,6 +169,8 @@ mod idgen_internal {
         last_tick_ms.map_or(0, |ms| (ms - now).max(0))
     }
 
+    /// The rows of the idgen.streams view.
+    ///
     /// Each clock stream of the node, as `idgen.status` shows the Snowflake one.
     #[pg_extern(volatile, parallel_safe)]
     fn stream_status() -> TableIterator<
@@ -210,6 +216,8 @@ mod idgen_internal {
         TableIterator::new(rows)
     }
 
+    /// The rows of the idgen.refusals view.
+    ///
     /// How often each stream refused an ID since the server started, per reason: a row for
     /// every stream and every reason, zero included (`idgen.refusals`).
     #[pg_extern(volatile, parallel_safe)]
@@ -236,6 +244,8 @@ mod idgen_internal {
         TableIterator::new(rows)
     }
 
+    /// The rows of the idgen.read_horizon_holders view.
+    ///
     /// Who holds the read horizons back now (`idgen.read_horizon_holders`): a row per open
     /// transaction and stream, per prepared transaction and stream, and one per prepared
     /// transaction from before the start (no stream: it holds every horizon at its lowest).
@@ -266,7 +276,7 @@ mod idgen_internal {
                 let id = match stream {
                     Stream::Snowflake => g.id_of(low, 0).to_string(),
                     Stream::Uuidv7 => {
-                        pgrx::Uuid::from_bytes(pg_idgen_core::uuid7::compose(low, 0)).to_string()
+                        pgrx::Uuid::from_bytes(pg_idgen_core::uuidv7::compose(low, 0)).to_string()
                     }
                     // No read horizon is kept for message IDs: never held.
                     Stream::Msgid => continue,

@@ -6,27 +6,17 @@ use pgrx::prelude::*;
 use pgrx::{PgSqlErrorCode, Uuid};
 
 use pg_idgen_core::typeid::{self, TypeIdError};
-use pg_idgen_core::uuid7;
+use pg_idgen_core::uuidv7;
 
 use crate::node::take;
-use crate::pg::errors::{not_null, IdError};
+use crate::pg::errors::{not_null, quoted, IdError};
 use crate::pg::strong_random;
-
-/// At most this much of a refused text is repeated in its error.
-const SHOWN: usize = 100;
-
-fn shown(text: &str) -> String {
-    match text.char_indices().nth(SHOWN) {
-        Some((i, _)) => format!("{}...", &text[..i]),
-        None => text.to_string(),
-    }
-}
 
 /// 22P02 for a text that is no TypeID.
 fn not_a_typeid(text: &str, e: TypeIdError) -> IdError {
     IdError::new(
         PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
-        format!("\"{}\" is not a TypeID: {e}", shown(text)),
+        format!("{} is not a TypeID: {e}", quoted(text)),
     )
     .hint("A TypeID is a prefix of a-z and _ (or none), _, and 26 characters of 0123456789abcdefghjkmnpqrstvwxyz, the first at most 7: user_01h455vb4pex5vsknk084sn02q.")
 }
@@ -35,7 +25,7 @@ fn not_a_typeid(text: &str, e: TypeIdError) -> IdError {
 fn bad_prefix(prefix: &str, e: TypeIdError) -> IdError {
     IdError::new(
         PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-        format!("\"{}\" cannot be a TypeID's prefix: {e}", shown(prefix)),
+        format!("{} cannot be a TypeID's prefix: {e}", quoted(prefix)),
     )
     .hint("A prefix is empty, or 1 to 63 of a-z and _ that start and end with a letter: user, api_key.")
 }
@@ -44,20 +34,20 @@ fn encode(prefix: &str, bytes: &[u8; 16]) -> String {
     typeid::encode(prefix, bytes).unwrap_or_else(|e| bad_prefix(prefix, e).raise())
 }
 
-/// The TypeID of a UUID, with a prefix (its type): `typeid_from_uuid('user', id)`.
+/// The TypeID of any UUID with a prefix: typeid_from_uuid('user', id).
 #[pg_extern(immutable, parallel_safe, strict)]
 fn typeid_from_uuid(prefix: &str, id: Uuid) -> String {
     encode(prefix, id.as_bytes())
 }
 
-/// The UUID of a TypeID, whatever its prefix.
+/// The UUID of a TypeID, whatever its prefix; 22P02 for a text that is no TypeID.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn typeid_to_uuid(typeid: &str) -> Uuid {
     let (_, bytes) = typeid::decode(typeid).unwrap_or_else(|e| not_a_typeid(typeid, e).raise());
     Uuid::from_bytes(bytes)
 }
 
-/// The UUID of a TypeID that must have the given prefix: a TypeID of another type is refused.
+/// The UUID of a TypeID of the given prefix (type); 22P02 for a TypeID of another type.
 #[pg_extern(immutable, parallel_safe, strict, name = "typeid_to_uuid")]
 fn typeid_to_uuid_of(typeid: &str, prefix: &str) -> Uuid {
     let (found, bytes) = typeid::decode(typeid).unwrap_or_else(|e| not_a_typeid(typeid, e).raise());
@@ -65,10 +55,10 @@ fn typeid_to_uuid_of(typeid: &str, prefix: &str) -> Uuid {
         IdError::new(
             PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
             format!(
-                "\"{}\" is a TypeID of type \"{}\", not \"{}\"",
-                shown(typeid),
-                shown(found),
-                shown(prefix)
+                "{} is a TypeID of type {}, not {}",
+                quoted(typeid),
+                quoted(found),
+                quoted(prefix)
             ),
         )
         .hint("Pass the TypeID of the type the column holds, or typeid_to_uuid(text) to accept any type.")
@@ -84,8 +74,8 @@ fn typeid_prefix(typeid: &str) -> String {
     prefix.to_string()
 }
 
-/// A new TypeID of this node: a prefix and the node's next UUIDv7 (the stream of
-/// `uuidv7_next()`, in the same order): `DEFAULT typeid_next('user')`.
+/// A new TypeID (the TypeID specification 0.3.0): the prefix, _, and this node's next UUIDv7 in 26
+/// characters of base 32; DEFAULT typeid_next('user').
 #[pg_extern(volatile, parallel_restricted)]
 fn typeid_next(prefix: Option<&str>) -> String {
     let prefix = prefix.unwrap_or_else(|| {
@@ -94,5 +84,5 @@ fn typeid_next(prefix: Option<&str>) -> String {
     // The prefix first: a refused call takes nothing from the stream.
     typeid::check_prefix(prefix).unwrap_or_else(|e| bad_prefix(prefix, e).raise());
     let counter = take::uuidv7(1).first;
-    encode(prefix, &uuid7::compose(counter, strong_random::next_u64()))
+    encode(prefix, &uuidv7::compose(counter, strong_random::next_u64()))
 }

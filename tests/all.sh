@@ -102,6 +102,10 @@ stage="setup: building and installing pg_idgen for PostgreSQL $PG"
 start=$SECONDS
 install_extension
 took "building and installing" "$start"
+if [ "$PG" = 15 ]; then
+  step "each function's SQL comment is its doc comment" bash tests/sql_comments.sh \
+    "$("$PG_CONFIG" --sharedir)/extension/pg_idgen--$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1).sql"
+fi
 
 start=$SECONDS
 log "pg_regress golden tests"

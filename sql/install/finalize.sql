@@ -5,94 +5,204 @@ ALTER FUNCTION id_decode(bigint) ROWS 1;
 ALTER FUNCTION id_decode(bigint, text) ROWS 1;
 
 -- Comments for \dx+ and \df+: every function and view says what it is for.
-COMMENT ON FUNCTION snowflake_next() IS
-  'Next Snowflake ID of this node: unique across backends, restarts, crashes and clock steps; strictly increasing per node. Use as DEFAULT snowflake_next().';
-COMMENT ON FUNCTION snowflake_next_batch(integer) IS
-  'n Snowflake IDs at once (1 to 10000000), ascending.';
+-- <functions: made by tools/sql_comments.py from each Rust function's doc comment; do not edit>
 COMMENT ON FUNCTION id_decode(bigint) IS
   'Takes a Snowflake ID apart with this node''s layout: time, worker id, sequence and the layout''s other fields. One row; all NULL for a NULL ID.';
 COMMENT ON FUNCTION id_decode(bigint, text) IS
   'Takes a Snowflake ID apart with a named layout (twitter, sonyflake, instagram, ...) or a layout spec.';
-COMMENT ON FUNCTION id_timestamp(bigint) IS
-  'The time inside a Snowflake ID (start of its tick), with this node''s layout.';
-COMMENT ON FUNCTION id_timestamp(bigint, text) IS
-  'The time inside a Snowflake ID, with a named layout or layout spec.';
-COMMENT ON FUNCTION id_worker_id(bigint) IS
-  'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
-COMMENT ON FUNCTION id_worker_id(bigint, text) IS
-  'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
+COMMENT ON FUNCTION id_from_text(text, text) IS
+  'The ID of a text form made by id_to_text with the same base; wrong length or characters 22P02, above 64 bits 22003.';
 COMMENT ON FUNCTION id_from_timestamp(timestamptz) IS
   'The smallest ID of an instant with this node''s layout: WHERE id >= id_from_timestamp(now() - interval ''1 day'') is an index range scan.';
 COMMENT ON FUNCTION id_from_timestamp(timestamptz, text) IS
   'The smallest ID of an instant with a named layout or layout spec.';
-COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text) IS
-  'The smallest ID of the layout whose time is at or after ts (after, if not inclusive); NULL if none: what id_timestamp(id, layout) >= ts adds as id >= this (idgen.time_conditions).';
-COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamptz, boolean, text) IS
-  'The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if none: what id_timestamp(id, layout) <= ts adds as id <= this.';
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
-  'The smallest UUID whose first 48 bits (a UUIDv7''s millisecond) are at or after ts; NULL if none: what uuidv7_timestamp(id) >= ts adds as id >= this.';
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
-  'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
-COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamp, boolean, text) IS
-  'id_time_lower of a timestamp without time zone, as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what id_timestamp(id) >= ts::timestamp adds.';
-COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamp, boolean, text) IS
-  'id_time_upper of a timestamp without time zone, in the session''s TimeZone.';
-COMMENT ON FUNCTION idgen_internal.id_time_lower(date, boolean, text) IS
-  'id_time_lower of a date (its midnight in the session''s TimeZone): what id_timestamp(id) >= d::date adds.';
-COMMENT ON FUNCTION idgen_internal.id_time_upper(date, boolean, text) IS
-  'id_time_upper of a date (its midnight in the session''s TimeZone).';
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamp, boolean) IS
-  'uuidv7_time_lower of a timestamp without time zone, in the session''s TimeZone.';
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamp, boolean) IS
-  'uuidv7_time_upper of a timestamp without time zone, in the session''s TimeZone.';
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
-  'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
-  'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
-COMMENT ON FUNCTION idgen_internal.time_local_lower(timestamp, text, text) IS
-  'The earliest instant whose local time in zone (NULL for the session''s TimeZone), truncated to unit (NULL for none), can be at or after c truncated; read from the zone''s offsets near it, so a change of the clocks widens it: what (created_at AT TIME ZONE zone) >= c adds, inside id_time_lower.';
-COMMENT ON FUNCTION idgen_internal.time_local_upper(timestamp, text, text) IS
-  'The latest instant whose local time in zone, truncated to unit, can be at or before c truncated.';
-COMMENT ON FUNCTION idgen_internal.time_local_lower(date, text, text) IS
-  'time_local_lower of a date (its midnight): what created_at::date >= d adds, with unit ''day''.';
-COMMENT ON FUNCTION idgen_internal.time_local_upper(date, text, text) IS
-  'time_local_upper of a date (its midnight): what created_at::date <= d adds.';
-COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamptz, text, text) IS
-  'The earliest instant t whose date_trunc(unit, t, zone) can be at or after c (zone NULL for the session''s TimeZone).';
-COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamptz, text, text) IS
-  'The latest instant t whose date_trunc(unit, t, zone) can be at or before c.';
-COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamp, text, text) IS
-  'time_trunc_lower of a timestamp, compared with the truncation as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what date_trunc(''day'', created_at) >= ts::timestamp adds.';
-COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamp, text, text) IS
-  'time_trunc_upper of a timestamp, in the session''s TimeZone.';
-COMMENT ON FUNCTION idgen_internal.time_trunc_lower(date, text, text) IS
-  'time_trunc_lower of a date (its midnight in the session''s TimeZone).';
-COMMENT ON FUNCTION idgen_internal.time_trunc_upper(date, text, text) IS
-  'time_trunc_upper of a date (its midnight in the session''s TimeZone).';
-COMMENT ON FUNCTION idgen_internal.within_range(boolean) IS
-  'Its argument: a condition on the time kept beside the key range it implies (idgen.time_conditions), estimated as true for the rows the range reads (within_range_support), so that the key''s statistics estimate both.';
-COMMENT ON FUNCTION idgen_internal.within_range_support(internal) IS
-  'The planner support function of within_range: a selectivity of 1.';
--- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
-ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
-COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
-  'Rows of the idgen.layouts view.';
-COMMENT ON FUNCTION idgen_internal.node_status() IS
-  'The row of the idgen.status view.';
-COMMENT ON FUNCTION idgen_internal.stream_status() IS
-  'The rows of the idgen.streams view.';
-COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
-  'The rows of the idgen.refusals view.';
-COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
-  'The row of the idgen.segment_allocators view.';
-
--- The read horizon: readers that page by ID never miss a row committed late.
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
+  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
+  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
+COMMENT ON FUNCTION id_span(interval) IS
+  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
+COMMENT ON FUNCTION id_span(interval, text) IS
+  'How many IDs of a named layout or layout spec a span of time covers.';
+COMMENT ON FUNCTION id_timestamp(bigint) IS
+  'The time inside a Snowflake ID (start of its tick), with this node''s layout.';
+COMMENT ON FUNCTION id_timestamp(bigint, text) IS
+  'The time inside a Snowflake ID, with a named layout or layout spec.';
+COMMENT ON FUNCTION id_to_text(bigint, text) IS
+  'Fixed-width, order-preserving text form of an ID: base32 (2-9, A-Z without I, O), crockford32, base36, base58, base62 (default) or hex. Text order is numeric order for IDs >= 0.';
+COMMENT ON FUNCTION id_worker_id(bigint) IS
+  'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
+COMMENT ON FUNCTION id_worker_id(bigint, text) IS
+  'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
+COMMENT ON FUNCTION idgen.decrypt_id(bigint, text, integer) IS
+  'The inverse of idgen.encrypt_id(), with the same key version.';
+COMMENT ON FUNCTION idgen.decrypt_id_js_safe(bigint, text, integer) IS
+  'The inverse of idgen.encrypt_id_js_safe(), with the same key version.';
+COMMENT ON FUNCTION idgen.decrypt_uuid(uuid, text, integer) IS
+  'The inverse of idgen.encrypt_uuid(), with the same key version.';
+COMMENT ON FUNCTION idgen.encrypt_id(bigint, text, integer) IS
+  'Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version NULL: the current one.';
+COMMENT ON FUNCTION idgen.encrypt_id_js_safe(bigint, text, integer) IS
+  'An ID from 0 to 2^53 - 1 encrypted to one in the same range (JavaScript-safe).';
+COMMENT ON FUNCTION idgen.encrypt_uuid(uuid, text, integer) IS
+  'A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).';
+COMMENT ON FUNCTION idgen.id_to_public(bigint, text) IS
+  'A bigint''s public text form under the key''s current version: prefix_, 2 characters of key version, 20 of ciphertext.';
+COMMENT ON FUNCTION idgen.node_system_identifier() IS
+  'This database system''s identifier (system_identifier of pg_control_system()), as idgen.node_origins records it.';
+COMMENT ON FUNCTION idgen.public_to_id(text, text) IS
+  'The bigint of a public text form of the key (any version still kept); another prefix, a damaged string or another key''s is an error (22P02).';
+COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS
+  'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
 COMMENT ON FUNCTION idgen.read_horizon() IS
   'This node''s read horizon of Snowflake IDs: every ID below it that this node made belongs to a transaction that has ended. Take it in a statement of its own, then read WHERE id > last AND id < horizon in the next (READ COMMITTED); in REPEATABLE READ it is refused (25001): take it before BEGIN.';
 COMMENT ON FUNCTION idgen.read_horizon_uuid() IS
   'This node''s read horizon of UUIDv7s (and, as uuid_to_ulid(), ULIDs): every one below it that this node made belongs to a transaction that has ended. Used as idgen.read_horizon().';
+COMMENT ON FUNCTION idgen.segment_alloc(text) IS
+  'A whole range for a client that hands IDs out itself (tinyid-client): the IDs x with start_id < x <= end_id and x % delta = remainder. Committed before it is returned; never handed out twice.';
+COMMENT ON FUNCTION idgen.segment_alter(text, integer, text) IS
+  'Changes a business type''s step (from its next range) or description; its position never moves backwards.';
+COMMENT ON FUNCTION idgen.segment_create(text, bigint, integer, integer, integer, text) IS
+  'Registers a business type: IDs above start_id, in ranges of step, each = remainder (mod delta) for odd/even or mod-N splits across databases. 42710 if it exists.';
+COMMENT ON FUNCTION idgen.segment_drop(text) IS
+  'Removes a business type and forgets its cached ranges. Its highest ID stays in idgen.segments_retired: created again, the type goes on above it.';
+COMMENT ON FUNCTION idgen.snowflake_start_after(timestamptz) IS
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
+COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS
+  'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
+COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
+  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
+COMMENT ON FUNCTION idgen_internal.id_time_lower(date, boolean, text) IS
+  'id_time_lower of a date (its midnight in the session''s TimeZone): what id_timestamp(id) >= d::date adds.';
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamp, boolean, text) IS
+  'id_time_lower of a timestamp without time zone, as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what id_timestamp(id) >= ts::timestamp adds.';
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text) IS
+  'The smallest ID of the layout whose time is at or after ts (after, if not inclusive); NULL if none: what id_timestamp(id, layout) >= ts adds as id >= this (idgen.time_conditions).';
+COMMENT ON FUNCTION idgen_internal.id_time_upper(date, boolean, text) IS
+  'id_time_upper of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamp, boolean, text) IS
+  'id_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamptz, boolean, text) IS
+  'The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if none: what id_timestamp(id, layout) <= ts adds as id <= this.';
+COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
+  'Rows of the idgen.layouts view.';
+COMMENT ON FUNCTION idgen_internal.node_status() IS
+  'The row of the idgen.status view.';
+COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS
+  'The fingerprint column of idgen.public_keys.';
+COMMENT ON FUNCTION idgen_internal.public_key_random() IS
+  '32 random bytes from pg_strong_random(): a new AES-256 key.';
+COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS
+  'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
 COMMENT ON FUNCTION idgen_internal.read_horizon_holders() IS
   'The rows of the idgen.read_horizon_holders view.';
+COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
+  'The rows of the idgen.refusals view.';
+COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
+  'The row of the idgen.segment_allocators view.';
+COMMENT ON FUNCTION idgen_internal.segment_cache() IS
+  'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
+COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
+  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
+COMMENT ON FUNCTION idgen_internal.stream_status() IS
+  'The rows of the idgen.streams view.';
+COMMENT ON FUNCTION idgen_internal.time_local_lower(date, text, text) IS
+  'time_local_lower of a date (its midnight): what created_at::date >= d adds, with unit ''day''.';
+COMMENT ON FUNCTION idgen_internal.time_local_lower(timestamp, text, text) IS
+  'The earliest instant whose local time in zone (NULL for the session''s TimeZone), truncated to unit (NULL for none), can be at or after c truncated; read from the zone''s offsets near it, so a change of the clocks widens it: what (created_at AT TIME ZONE zone) >= c adds, inside id_time_lower.';
+COMMENT ON FUNCTION idgen_internal.time_local_upper(date, text, text) IS
+  'time_local_upper of a date (its midnight): what created_at::date <= d adds.';
+COMMENT ON FUNCTION idgen_internal.time_local_upper(timestamp, text, text) IS
+  'The latest instant whose local time in zone, truncated to unit, can be at or before c truncated.';
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(date, text, text) IS
+  'time_trunc_lower of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamp, text, text) IS
+  'time_trunc_lower of a timestamp, compared with the truncation as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what date_trunc(''day'', created_at) >= ts::timestamp adds.';
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamptz, text, text) IS
+  'The earliest instant t whose date_trunc(unit, t, zone) can be at or after c (zone NULL for the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(date, text, text) IS
+  'time_trunc_upper of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamp, text, text) IS
+  'time_trunc_upper of a timestamp, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamptz, text, text) IS
+  'The latest instant t whose date_trunc(unit, t, zone) can be at or before c.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
+  'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamp, boolean) IS
+  'uuidv7_time_lower of a timestamp without time zone, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
+  'The smallest UUID whose first 48 bits (a UUIDv7''s millisecond) are at or after ts; NULL if none: what uuidv7_timestamp(id) >= ts adds as id >= this.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
+  'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamp, boolean) IS
+  'uuidv7_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
+  'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
+COMMENT ON FUNCTION idgen_internal.within_range(boolean) IS
+  'Its argument: a condition on the time kept beside the key range it implies (idgen.time_conditions), estimated as true for the rows the range reads (within_range_support), so that the key''s statistics estimate both.';
+COMMENT ON FUNCTION idgen_internal.within_range_support(internal) IS
+  'The planner support function of within_range: a selectivity of 1.';
+COMMENT ON FUNCTION idgen_internal.worker_lease_precheck(text) IS
+  'Refuses a lease call inside a transaction block (a ROLLBACK would undo the lease while its holder uses it); returns this layout''s largest worker id.';
+COMMENT ON FUNCTION idgen_internal.worker_lease_state() IS
+  'This node''s worker id source and, in lease mode, its lease as the keeper reports it; read it through the view idgen.worker_status.';
+COMMENT ON FUNCTION msgid_decode(text) IS
+  'Takes a message ID apart: ts, sequence, session_type, session_hash. Accepts the 19-character form or the 16 symbols without dashes.';
+COMMENT ON FUNCTION msgid_from_timestamp(timestamptz) IS
+  'The smallest message ID of an instant: WHERE msgid >= msgid_from_timestamp(now() - interval ''1 hour'') COLLATE "C".';
+COMMENT ON FUNCTION msgid_next(integer, text) IS
+  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
+COMMENT ON FUNCTION msgid_session_hash(text) IS
+  'The 22-bit session hash inside message IDs: Java''s String.hashCode() of the session id (UTF-16), low 22 bits. Stable across versions and platforms.';
+COMMENT ON FUNCTION segment_next(text) IS
+  'Next ID of a business type''s number range (Tinyid/Leaf segment mode): from a range cached in shared memory, committed to idgen.segments before any of its IDs is handed out; a ROLLBACK never returns it.';
+COMMENT ON FUNCTION segment_next_batch(text, integer) IS
+  'n IDs of a business type at once (1 to 10,000,000), ascending.';
+COMMENT ON FUNCTION snowflake_at(timestamptz) IS
+  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
+COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
+  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
+COMMENT ON FUNCTION snowflake_next() IS
+  'Next Snowflake ID of this node: unique across backends, restarts, crashes and clock steps; strictly increasing per node. Use as DEFAULT snowflake_next().';
+COMMENT ON FUNCTION snowflake_next_batch(integer) IS
+  'n Snowflake IDs at once (1 to 10000000), ascending.';
+COMMENT ON FUNCTION typeid_from_uuid(text, uuid) IS
+  'The TypeID of any UUID with a prefix: typeid_from_uuid(''user'', id).';
+COMMENT ON FUNCTION typeid_next(text) IS
+  'A new TypeID (the TypeID specification 0.3.0): the prefix, _, and this node''s next UUIDv7 in 26 characters of base 32; DEFAULT typeid_next(''user'').';
+COMMENT ON FUNCTION typeid_prefix(text) IS
+  'A TypeID''s prefix (its type); empty for none.';
+COMMENT ON FUNCTION typeid_to_uuid(text) IS
+  'The UUID of a TypeID, whatever its prefix; 22P02 for a text that is no TypeID.';
+COMMENT ON FUNCTION typeid_to_uuid(text, text) IS
+  'The UUID of a TypeID of the given prefix (type); 22P02 for a TypeID of another type.';
+COMMENT ON FUNCTION ulid_next() IS
+  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
+COMMENT ON FUNCTION ulid_timestamp(text) IS
+  'The millisecond inside a ULID (its first 10 characters).';
+COMMENT ON FUNCTION ulid_to_uuid(text) IS
+  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
+COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
+  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
+COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
+  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
+COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
+  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
+COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
+  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
+COMMENT ON FUNCTION uuidv7_next() IS
+  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
+COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
+  'n UUIDv7s at once (1 to 10000000), ascending.';
+COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
+  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
+COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
+  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
+-- </functions>
+-- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
+ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
+
+-- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON VIEW idgen.read_horizon_holders IS
   'What holds the read horizons back: open transactions that took an ordered ID, prepared transactions until COMMIT/ROLLBACK PREPARED, and prepared transactions from before the server started (which hold every horizon at its lowest: their IDs are not known).';
 COMMENT ON COLUMN idgen.read_horizon_holders.kind IS 'transaction (an open transaction of a backend), prepared, or prepared before start.';
@@ -105,22 +215,8 @@ COMMENT ON COLUMN idgen.read_horizon_holders.oldest_id_time IS 'The time inside 
 COMMENT ON COLUMN idgen.read_horizon_holders.since IS 'When the transaction started (for you, as pg_stat_activity shows it), or was prepared.';
 
 -- Segment mode (Didi Tinyid, Meituan Leaf).
-COMMENT ON FUNCTION segment_next(text) IS
-  'Next ID of a business type''s number range (Tinyid/Leaf segment mode): from a range cached in shared memory, committed to idgen.segments before any of its IDs is handed out; a ROLLBACK never returns it.';
-COMMENT ON FUNCTION segment_next_batch(text, integer) IS
-  'n IDs of a business type at once (1 to 10,000,000), ascending.';
-COMMENT ON FUNCTION idgen.segment_create(text, bigint, integer, integer, integer, text) IS
-  'Registers a business type: IDs above start_id, in ranges of step, each = remainder (mod delta) for odd/even or mod-N splits across databases. 42710 if it exists.';
-COMMENT ON FUNCTION idgen.segment_alter(text, integer, text) IS
-  'Changes a business type''s step (from its next range) or description; its position never moves backwards.';
-COMMENT ON FUNCTION idgen.segment_drop(text) IS
-  'Removes a business type and forgets its cached ranges. Its highest ID stays in idgen.segments_retired: created again, the type goes on above it.';
-COMMENT ON FUNCTION idgen.segment_alloc(text) IS
-  'A whole range for a client that hands IDs out itself (tinyid-client): the IDs x with start_id < x <= end_id and x % delta = remainder. Committed before it is returned; never handed out twice.';
 COMMENT ON FUNCTION idgen.segment_advance(bigint, text) IS
   'Moves every business type (or one), and every retired one, margin IDs further: after a point-in-time recovery or the restore of an older backup, past the ranges committed after the recovery point, which the recovered idgen.segments no longer shows.';
-COMMENT ON FUNCTION idgen_internal.segment_cache() IS
-  'What the shared cache holds for this database''s business types (used by the view idgen.segment_status).';
 COMMENT ON FUNCTION idgen_internal.node_origins_insert() IS
   'Trigger node_origins_insert: only members of idgen_admin and of the database''s owner (restoring its dump) add rows to idgen.node_origins.';
 COMMENT ON FUNCTION idgen_internal.segments_guard() IS
@@ -131,74 +227,14 @@ COMMENT ON FUNCTION idgen_internal.segments_resume() IS
   'Trigger function: a business type created (or renamed) under the name of a dropped one starts above the highest ID that one reached.';
 COMMENT ON FUNCTION idgen_internal.key_type_of(oid, integer) IS
   'A column type as the key-type check sees it: its base type through every level of domains, whether it holds every bigint exactly, whether it rounds values it cannot hold.';
-COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
-  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
 COMMENT ON FUNCTION idgen_internal.segments_moved() IS
   'Trigger function: when a business type''s max_id is moved by anyone but the allocator (idgen.segment_advance, an UPDATE by hand), this node forgets the ranges it has cached of it.';
-COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
-  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
 
 -- Message IDs (RongCloud's format) and text forms.
-COMMENT ON FUNCTION msgid_next(integer, text) IS
-  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
-COMMENT ON FUNCTION msgid_decode(text) IS
-  'Takes a message ID apart: ts, sequence, session_type, session_hash. Accepts the 19-character form or the 16 symbols without dashes.';
-COMMENT ON FUNCTION msgid_session_hash(text) IS
-  'The 22-bit session hash inside message IDs: Java''s String.hashCode() of the session id (UTF-16), low 22 bits. Stable across versions and platforms.';
-COMMENT ON FUNCTION msgid_from_timestamp(timestamptz) IS
-  'The smallest message ID of an instant: WHERE msgid >= msgid_from_timestamp(now() - interval ''1 hour'') COLLATE "C".';
-COMMENT ON FUNCTION id_to_text(bigint, text) IS
-  'Fixed-width, order-preserving text form of an ID: base32 (2-9, A-Z without I, O), crockford32, base36, base58, base62 (default) or hex. Text order is numeric order for IDs >= 0.';
-COMMENT ON FUNCTION id_from_text(text, text) IS
-  'The ID of a text form made by id_to_text with the same base; wrong length or characters 22P02, above 64 bits 22003.';
 
 -- UUIDv7 (RFC 9562) and ULIDs, from the node's third clock stream.
-COMMENT ON FUNCTION uuidv7_next() IS
-  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
-COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
-  'n UUIDv7s at once (1 to 10000000), ascending.';
-COMMENT ON FUNCTION ulid_next() IS
-  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
-COMMENT ON FUNCTION typeid_next(text) IS
-  'A new TypeID (the TypeID specification 0.3.0): the prefix, _, and this node''s next UUIDv7 in 26 characters of base 32; DEFAULT typeid_next(''user'').';
-COMMENT ON FUNCTION typeid_from_uuid(text, uuid) IS
-  'The TypeID of any UUID with a prefix: typeid_from_uuid(''user'', id).';
-COMMENT ON FUNCTION typeid_to_uuid(text) IS
-  'The UUID of a TypeID, whatever its prefix; 22P02 for a text that is no TypeID.';
-COMMENT ON FUNCTION typeid_to_uuid(text, text) IS
-  'The UUID of a TypeID of the given prefix (type); 22P02 for a TypeID of another type.';
-COMMENT ON FUNCTION typeid_prefix(text) IS
-  'A TypeID''s prefix (its type); empty for none.';
-COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
-  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
-COMMENT ON FUNCTION ulid_to_uuid(text) IS
-  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
-COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
-  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
-COMMENT ON FUNCTION ulid_timestamp(text) IS
-  'The millisecond inside a ULID (its first 10 characters).';
-COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
-  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
-COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
-  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
-COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
-  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
-COMMENT ON FUNCTION id_span(interval) IS
-  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
-COMMENT ON FUNCTION id_span(interval, text) IS
-  'How many IDs of a named layout or layout spec a span of time covers.';
-COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
-  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
 
 -- IDs at a past time (docs/backfill.md).
-COMMENT ON FUNCTION snowflake_at(timestamptz) IS
-  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
-COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
-  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
-COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
-  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
-COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
-  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
 
 -- Worker-id leases (raindrop's worker table), on a coordinator database.
 COMMENT ON FUNCTION idgen.worker_acquire(text, interval, integer, integer) IS
@@ -211,16 +247,8 @@ COMMENT ON FUNCTION idgen_internal.worker_start_after(idgen.workers) IS
   'The time the next holder of a lease starts after: the holder''s last reported time, or for an expired lease its expiry plus idgen.worker_lease_grace.';
 COMMENT ON FUNCTION idgen_internal.worker_lease_lost(idgen.workers, integer, text, bigint) IS
   'Why a holder''s heartbeat or release on a lease row fails, or NULL if the lease is still theirs.';
-COMMENT ON FUNCTION idgen_internal.worker_lease_precheck(text) IS
-  'Refuses a lease call inside a transaction block (a ROLLBACK would undo the lease while its holder uses it); returns this layout''s largest worker id.';
-COMMENT ON FUNCTION idgen_internal.worker_lease_state() IS
-  'This node''s worker id source and, in lease mode, its lease as the keeper reports it; read it through the view idgen.worker_status.';
 COMMENT ON FUNCTION idgen_internal.worker_free_at(idgen.workers) IS
   'When a lease may be handed out again: at its release, or once its holder has surely stopped (last renewal + ttl, or expires_at if later) plus idgen.worker_lease_grace.';
-COMMENT ON FUNCTION idgen.snowflake_start_after(timestamp with time zone) IS
-  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
-COMMENT ON FUNCTION idgen.node_system_identifier() IS
-  'This database system''s identifier (system_identifier of pg_control_system()), as idgen.node_origins records it.';
 
 COMMENT ON SCHEMA idgen IS
   'pg_idgen administration: segments, worker-id leases, status views. Generators and decoders are in the extension''s own schema.';

@@ -25,7 +25,7 @@ use crate::node::take::{node_worker, NodeWorker};
 use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::{invalid, not_null, not_ready, out_of_range, IdError};
 use crate::pg::strong_random;
-use crate::pg::time::{ms_of_ts, now_ms};
+use crate::pg::time::{ms_of_ts, now_ms, shown_ts};
 use cells::BACKFILL_ITEMS;
 use pg_idgen_core::backfill::{
     bucket_of, min_block, plan, BlockKey, Blocks, BUCKET_TICKS, UUID_STREAM,
@@ -33,7 +33,7 @@ use pg_idgen_core::backfill::{
 use pg_idgen_core::civil::format_utc_ms;
 use pg_idgen_core::field::Field;
 use pg_idgen_core::layout::Layout;
-use pg_idgen_core::uuid7;
+use pg_idgen_core::uuidv7;
 
 extension_sql_file!("../../sql/install/backfill.sql", name = "backfill");
 
@@ -51,13 +51,18 @@ pub fn init() {
 /// This backend's committed blocks.
 static BLOCKS: BackendLocal<Blocks> = BackendLocal::new(Blocks::new());
 
-/// One Snowflake ID at `ts`.
+/// A Snowflake ID whose time is ts (an instant that has passed, within this node's layout), with
+/// the node's backfill worker id (idgen.backfill_worker_id) and a sequence number committed in
+/// idgen.backfill_database before it is returned: never equal to an ID any node makes live or any
+/// backfill made. Between the live IDs of the ticks before and after ts.
 #[pg_extern(volatile, parallel_restricted, strict)]
 fn snowflake_at(ts: TimestampWithTimeZone) -> i64 {
     snowflake_ids("snowflake_at(ts)", &[ts])[0]
 }
 
-/// A Snowflake ID at each instant of an array, in its order.
+/// A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that
+/// order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of
+/// about a second.
 #[pg_extern(volatile, parallel_restricted, strict)]
 fn snowflake_at_batch(ts: Array<'_, TimestampWithTimeZone>) -> Vec<i64> {
     snowflake_ids(
@@ -66,13 +71,15 @@ fn snowflake_at_batch(ts: Array<'_, TimestampWithTimeZone>) -> Vec<i64> {
     )
 }
 
-/// One UUIDv7 at `ts`.
+/// A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter
+/// committed in idgen.backfill_database before it is returned (unique among this node's backfills),
+/// 59 random bits (unique against live UUIDv7s as live ones are across nodes).
 #[pg_extern(volatile, parallel_restricted, strict)]
 fn uuidv7_at(ts: TimestampWithTimeZone) -> Uuid {
     Uuid::from_bytes(uuid_ids("uuidv7_at(ts)", &[ts])[0])
 }
 
-/// A UUIDv7 at each instant of an array, in its order.
+/// A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.
 #[pg_extern(volatile, parallel_restricted, strict)]
 fn uuidv7_at_batch(ts: Array<'_, TimestampWithTimeZone>) -> Vec<Uuid> {
     uuid_ids("uuidv7_at_batch(ts)", &elements("uuidv7_at_batch(ts)", ts))
@@ -104,7 +111,7 @@ fn snowflake_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<i64> {
             if ms < since_ms {
                 invalid(format!(
                     "{func}: {} is before this node's layout took effect ({})",
-                    shown(*ts),
+                    shown_ts(*ts),
                     format_utc_ms(since_ms)
                 ))
                 .detail("IDs before that time were made with an earlier layout (pg_idgen.layouts in the data directory); an ID of this layout at such a time could equal one of them.")
@@ -115,12 +122,12 @@ fn snowflake_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<i64> {
                 Some(t) if t < layout.ticks_limit() => t,
                 Some(_) => out_of_range(format!(
                     "{func}: {} is past the end of the layout",
-                    shown(*ts)
+                    shown_ts(*ts)
                 ))
                 .raise(),
                 None => out_of_range(format!(
                     "{func}: {} is before the layout's epoch",
-                    shown(*ts)
+                    shown_ts(*ts)
                 ))
                 .hint("IDs of this layout start at its epoch (idgen.status shows it).")
                 .raise(),
@@ -170,13 +177,13 @@ fn uuid_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<[u8; 16]> {
                 .unwrap_or_else(|| {
                     out_of_range(format!(
                         "{func}: {} is outside the UUIDv7 time range (1970 to 10889)",
-                        shown(*ts)
+                        shown_ts(*ts)
                     ))
                     .raise()
                 })
         })
         .collect();
-    let capacity = 1u32 << uuid7::COUNTER_BITS;
+    let capacity = 1u32 << uuidv7::COUNTER_BITS;
     let numbers = numbers(func, UUID_STREAM, capacity, &ms, now.max(0) as u64, |ms| {
         (
             format!(
@@ -189,20 +196,12 @@ fn uuid_ids(func: &str, stamps: &[TimestampWithTimeZone]) -> Vec<[u8; 16]> {
     ms.iter()
         .zip(numbers)
         .map(|(ms, n)| {
-            uuid7::compose(
-                (ms << uuid7::COUNTER_BITS) | u64::from(n),
+            uuidv7::compose(
+                (ms << uuidv7::COUNTER_BITS) | u64::from(n),
                 strong_random::next_u64(),
             )
         })
         .collect()
-}
-
-/// An instant as the message shows it (UTC, to the millisecond).
-fn shown(ts: TimestampWithTimeZone) -> String {
-    match ms_of_ts(ts) {
-        Ok(ms) => format_utc_ms(ms),
-        Err(_) => "an infinite time".to_string(),
-    }
 }
 
 /// The milliseconds of an instant that has passed: 22003 for an infinite one, 22023 for one
@@ -210,7 +209,7 @@ fn shown(ts: TimestampWithTimeZone) -> String {
 fn past_ms(func: &str, ts: TimestampWithTimeZone, now: i64) -> i64 {
     let ms = ms_of_ts(ts).unwrap_or_else(|e| e.raise());
     if ms > now {
-        invalid(format!("{func}: {} is in the future", shown(ts)))
+        invalid(format!("{func}: {} is in the future", shown_ts(ts)))
             .hint("IDs of the present come from snowflake_next() and uuidv7_next(); backfills are for times that have passed.")
             .raise();
     }

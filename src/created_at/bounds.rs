@@ -135,27 +135,29 @@ fn uuid_bound(t: Instant, lower: bool, inclusive: bool) -> Option<Uuid> {
     uuidv7_bound(t, side(lower, inclusive)).map(Uuid::from_bytes)
 }
 
-/// The smallest ID of the layout whose time is at or after `ts` (or after, not inclusive); NULL
-/// when none is. What a condition `id_timestamp(id, layout) >= ts` adds: `id >= this`.
+/// The smallest ID of the layout whose time is at or after ts (after, if not inclusive); NULL if
+/// none: what id_timestamp(id, layout) >= ts adds as id >= this (idgen.time_conditions).
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn id_time_lower(ts: TimestampWithTimeZone, inclusive: bool, layout: &str) -> Option<i64> {
     id_bound(instant(ts), true, inclusive, layout)
 }
 
-/// The largest ID of the layout whose time is at or before `ts` (or before); NULL when none is.
+/// The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if
+/// none: what id_timestamp(id, layout) <= ts adds as id <= this.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn id_time_upper(ts: TimestampWithTimeZone, inclusive: bool, layout: &str) -> Option<i64> {
     id_bound(instant(ts), false, inclusive, layout)
 }
 
-/// The smallest UUID whose first 48 bits (a UUIDv7's millisecond) are at or after `ts`; NULL
-/// when none is.
+/// The smallest UUID whose first 48 bits (a UUIDv7's millisecond) are at or after ts; NULL if none:
+/// what uuidv7_timestamp(id) >= ts adds as id >= this.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn uuidv7_time_lower(ts: TimestampWithTimeZone, inclusive: bool) -> Option<Uuid> {
     uuid_bound(instant(ts), true, inclusive)
 }
 
-/// The largest UUID whose first 48 bits are at or before `ts`; NULL when none is.
+/// The largest UUID whose first 48 bits are at or before ts; NULL if none: what
+/// uuidv7_timestamp(id) <= ts adds as id <= this.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn uuidv7_time_upper(ts: TimestampWithTimeZone, inclusive: bool) -> Option<Uuid> {
     uuid_bound(instant(ts), false, inclusive)
@@ -164,7 +166,8 @@ fn uuidv7_time_upper(ts: TimestampWithTimeZone, inclusive: bool) -> Option<Uuid>
 // The same, of a `timestamp` or a `date` compared as PostgreSQL compares it with a timestamptz
 // (in the session's TimeZone: STABLE). Overloads of the names above.
 
-/// `id_time_lower` of a timestamp: what `id_timestamp(id) >= ts::timestamp` adds.
+/// id_time_lower of a timestamp without time zone, as PostgreSQL compares one with a timestamptz
+/// (in the session's TimeZone): what id_timestamp(id) >= ts::timestamp adds.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -176,7 +179,7 @@ fn id_time_lower_local(ts: Timestamp, inclusive: bool, layout: &str) -> Option<i
     id_bound(local_instant(ts), true, inclusive, layout)
 }
 
-/// `id_time_upper` of a timestamp.
+/// id_time_upper of a timestamp without time zone, in the session's TimeZone.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -188,7 +191,8 @@ fn id_time_upper_local(ts: Timestamp, inclusive: bool, layout: &str) -> Option<i
     id_bound(local_instant(ts), false, inclusive, layout)
 }
 
-/// `id_time_lower` of a date (its midnight).
+/// id_time_lower of a date (its midnight in the session's TimeZone): what id_timestamp(id) >=
+/// d::date adds.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -200,7 +204,7 @@ fn id_time_lower_date(d: Date, inclusive: bool, layout: &str) -> Option<i64> {
     id_bound(date_instant(d), true, inclusive, layout)
 }
 
-/// `id_time_upper` of a date.
+/// id_time_upper of a date (its midnight in the session's TimeZone).
 #[pg_extern(
     stable,
     parallel_safe,
@@ -212,7 +216,7 @@ fn id_time_upper_date(d: Date, inclusive: bool, layout: &str) -> Option<i64> {
     id_bound(date_instant(d), false, inclusive, layout)
 }
 
-/// `uuidv7_time_lower` of a timestamp.
+/// uuidv7_time_lower of a timestamp without time zone, in the session's TimeZone.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -224,7 +228,7 @@ fn uuidv7_time_lower_local(ts: Timestamp, inclusive: bool) -> Option<Uuid> {
     uuid_bound(local_instant(ts), true, inclusive)
 }
 
-/// `uuidv7_time_upper` of a timestamp.
+/// uuidv7_time_upper of a timestamp without time zone, in the session's TimeZone.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -236,7 +240,7 @@ fn uuidv7_time_upper_local(ts: Timestamp, inclusive: bool) -> Option<Uuid> {
     uuid_bound(local_instant(ts), false, inclusive)
 }
 
-/// `uuidv7_time_lower` of a date.
+/// uuidv7_time_lower of a date (its midnight in the session's TimeZone).
 #[pg_extern(
     stable,
     parallel_safe,
@@ -248,7 +252,7 @@ fn uuidv7_time_lower_date(d: Date, inclusive: bool) -> Option<Uuid> {
     uuid_bound(date_instant(d), true, inclusive)
 }
 
-/// `uuidv7_time_upper` of a date.
+/// uuidv7_time_upper of a date (its midnight in the session's TimeZone).
 #[pg_extern(
     stable,
     parallel_safe,
@@ -260,6 +264,10 @@ fn uuidv7_time_upper_date(d: Date, inclusive: bool) -> Option<Uuid> {
     uuid_bound(date_instant(d), false, inclusive)
 }
 
+/// Its argument: a condition on the time kept beside the key range it implies
+/// (idgen.time_conditions), estimated as true for the rows the range reads (within_range_support),
+/// so that the key's statistics estimate both.
+///
 /// A condition kept beside the key range it implies (a local time's: `created_at::date = D`, or a
 /// range that is not exact): its own value, which the walk wraps it in so that the planner
 /// estimates it as true for the rows the range reads (`within_range_support`): the range's
@@ -275,7 +283,7 @@ fn within_range(condition: Option<bool>) -> Option<bool> {
     condition
 }
 
-/// The planner's support function of `within_range`: a selectivity of 1 (and nothing else).
+/// The planner support function of within_range: a selectivity of 1.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn within_range_support(request: Internal) -> Internal {
     use crate::pg::nodes::is_a;

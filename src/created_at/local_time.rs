@@ -39,6 +39,11 @@ const LAST_TRUNCATED: i64 = 6_248_900_160_000_000_000;
 /// Transitions a zone may have within one window before the bound is given up.
 const MAX_TRANSITIONS: usize = 20_000;
 
+/// The earliest instant whose local time in zone (NULL for the session's TimeZone), truncated to
+/// unit (NULL for none), can be at or after c truncated; read from the zone's offsets near it, so a
+/// change of the clocks widens it: what (created_at AT TIME ZONE zone) >= c adds, inside
+/// id_time_lower.
+///
 /// The earliest instant whose local time in `zone`, truncated to `unit`, can be at or after `c`
 /// truncated: what `created_at::date >= D` (`= D`, `> D`) needs, as `time_local_lower(D, 'day',
 /// NULL)`.
@@ -58,8 +63,7 @@ fn time_local_lower_local(
     })
 }
 
-/// The latest instant whose local time in `zone`, truncated to `unit`, can be at or before `c`
-/// truncated.
+/// The latest instant whose local time in zone, truncated to unit, can be at or before c truncated.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -76,7 +80,7 @@ fn time_local_upper_local(
     })
 }
 
-/// `time_local_lower` of a date (its midnight): what `created_at::date >= D` adds.
+/// time_local_lower of a date (its midnight): what created_at::date >= d adds, with unit 'day'.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -91,7 +95,7 @@ fn time_local_lower_date(
     given(c, unit, zone, true, |c, u, z| date_bound(c, u, z, true))
 }
 
-/// `time_local_upper` of a date: what `created_at::date <= D` adds.
+/// time_local_upper of a date (its midnight): what created_at::date <= d adds.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -106,7 +110,8 @@ fn time_local_upper_date(
     given(c, unit, zone, false, |c, u, z| date_bound(c, u, z, false))
 }
 
-/// The earliest instant `t` whose `date_trunc(unit, t, zone)` can be at or after `c`.
+/// The earliest instant t whose date_trunc(unit, t, zone) can be at or after c (zone NULL for the
+/// session's TimeZone).
 #[pg_extern(stable, parallel_safe, schema = "idgen_internal")]
 fn time_trunc_lower(
     c: Option<TimestampWithTimeZone>,
@@ -118,7 +123,7 @@ fn time_trunc_lower(
     })
 }
 
-/// The latest instant `t` whose `date_trunc(unit, t, zone)` can be at or before `c`.
+/// The latest instant t whose date_trunc(unit, t, zone) can be at or before c.
 #[pg_extern(stable, parallel_safe, schema = "idgen_internal")]
 fn time_trunc_upper(
     c: Option<TimestampWithTimeZone>,
@@ -134,7 +139,9 @@ fn time_trunc_upper(
 // compares them: as that wall-clock time in the session's TimeZone (`date_trunc('day',
 // created_at) = $1` with a naive datetime, as Django and SQLAlchemy send one).
 
-/// `time_trunc_lower` of a timestamp.
+/// time_trunc_lower of a timestamp, compared with the truncation as PostgreSQL compares one with a
+/// timestamptz (in the session's TimeZone): what date_trunc('day', created_at) >= ts::timestamp
+/// adds.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -151,7 +158,7 @@ fn time_trunc_lower_local(
     })
 }
 
-/// `time_trunc_upper` of a timestamp.
+/// time_trunc_upper of a timestamp, in the session's TimeZone.
 #[pg_extern(
     stable,
     parallel_safe,
@@ -168,7 +175,7 @@ fn time_trunc_upper_local(
     })
 }
 
-/// `time_trunc_lower` of a date (its midnight).
+/// time_trunc_lower of a date (its midnight in the session's TimeZone).
 #[pg_extern(
     stable,
     parallel_safe,
@@ -185,7 +192,7 @@ fn time_trunc_lower_date(
     })
 }
 
-/// `time_trunc_upper` of a date.
+/// time_trunc_upper of a date (its midnight in the session's TimeZone).
 #[pg_extern(
     stable,
     parallel_safe,

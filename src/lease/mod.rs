@@ -60,7 +60,8 @@ mod idgen_internal {
     use crate::node::take::{self, NodeWorker};
     use crate::pg::time::ts_of_ms;
 
-    /// This node's worker-id lease, as its keeper last reported it.
+    /// This node's worker id source and, in lease mode, its lease as the keeper reports it; read it
+    /// through the view idgen.worker_status.
     #[pg_extern(volatile, parallel_safe)]
     fn worker_lease_state() -> TableIterator<
         'static,

@@ -23,6 +23,9 @@ mod idgen_internal {
 
     use crate::pg::errors::IdError;
 
+    /// Refuses a lease call inside a transaction block (a ROLLBACK would undo the lease while its
+    /// holder uses it); returns this layout's largest worker id.
+    ///
     /// Checks run first by `worker_acquire` and `worker_heartbeat`; returns the largest worker id
     /// of this server's layout (the default `max_id`).
     #[pg_extern(volatile, parallel_unsafe)]

@@ -79,7 +79,7 @@ pub(super) fn msgid_layout() -> &'static Layout {
 pub fn uuidv7_layout() -> &'static Layout {
     static LAYOUT: OnceCell<Layout> = OnceCell::new();
     LAYOUT.get_or_init(|| {
-        Layout::parse(pg_idgen_core::uuid7::LAYOUT_SPEC).expect("the UUIDv7 layout is valid")
+        Layout::parse(pg_idgen_core::uuidv7::LAYOUT_SPEC).expect("the UUIDv7 layout is valid")
     })
 }
 

@@ -102,7 +102,7 @@ impl Stream {
         match self {
             Stream::Snowflake => node().seq_bits(),
             Stream::Msgid => pg_idgen_core::msgid::SEQUENCE_BITS,
-            Stream::Uuidv7 => pg_idgen_core::uuid7::COUNTER_BITS,
+            Stream::Uuidv7 => pg_idgen_core::uuidv7::COUNTER_BITS,
         }
     }
 

@@ -71,6 +71,16 @@ pub fn out_of_range(message: impl Into<String>) -> IdError {
     IdError::new(PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE, message)
 }
 
+/// A caller's text as an error repeats it: in double quotes, and cut after 100 characters (a
+/// megabyte of bad input makes a short message).
+pub fn quoted(text: &str) -> String {
+    const SHOWN: usize = 100;
+    match text.char_indices().nth(SHOWN) {
+        Some((i, _)) => format!("\"{}...\"", &text[..i]),
+        None => format!("\"{text}\""),
+    }
+}
+
 /// 22004: a NULL where a value is needed.
 pub fn not_null(message: impl Into<String>) -> IdError {
     IdError::new(PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED, message)

@@ -82,6 +82,14 @@ pub fn ts_of_ms(ms: i64) -> TimestampWithTimeZone {
         .or_raise()
 }
 
+/// An instant as a message shows it: UTC, to the millisecond, or "an infinite time".
+pub fn shown_ts(ts: TimestampWithTimeZone) -> String {
+    match ms_of_ts(ts) {
+        Ok(ms) => pg_idgen_core::civil::format_utc_ms(ms),
+        Err(_) => "an infinite time".to_string(),
+    }
+}
+
 /// Milliseconds since 1970 of a timestamptz (rounded down); 22003 for an infinite one.
 pub fn ms_of_ts(ts: TimestampWithTimeZone) -> Result<i64, IdError> {
     if !ts.is_finite() {

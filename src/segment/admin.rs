@@ -17,7 +17,8 @@ mod idgen {
     use crate::segment::table;
     use pg_idgen_core::segment::check_type_settings;
 
-    /// Registers a business type whose IDs start above `start_id`.
+    /// Registers a business type: IDs above start_id, in ranges of step, each = remainder (mod
+    /// delta) for odd/even or mod-N splits across databases. 42710 if it exists.
     #[pg_extern(volatile, parallel_unsafe)]
     fn segment_create(
         biz_type: Option<&str>,
@@ -58,8 +59,10 @@ mod idgen {
         }
     }
 
-    /// Changes a type's step (it applies from the next range) or description. Its position
-    /// (`max_id`) never moves backwards: a trigger on idgen.segments refuses that too.
+    /// Changes a business type's step (from its next range) or description; its position never
+    /// moves backwards.
+    ///
+    /// A trigger on idgen.segments refuses a move backwards too.
     #[pg_extern(volatile, parallel_unsafe)]
     fn segment_alter(
         biz_type: Option<&str>,
@@ -91,7 +94,8 @@ mod idgen {
         }
     }
 
-    /// Removes a business type and forgets its cached ranges.
+    /// Removes a business type and forgets its cached ranges. Its highest ID stays in
+    /// idgen.segments_retired: created again, the type goes on above it.
     #[pg_extern(volatile, parallel_unsafe)]
     fn segment_drop(biz_type: Option<&str>) {
         const F: &str = "idgen.segment_drop";
@@ -105,8 +109,9 @@ mod idgen {
         }
     }
 
-    /// A whole range for a client that hands IDs out itself: the IDs `x` with
-    /// `start_id < x <= end_id` and `x % delta = remainder`, committed before it is returned.
+    /// A whole range for a client that hands IDs out itself (tinyid-client): the IDs x with
+    /// start_id < x <= end_id and x % delta = remainder. Committed before it is returned; never
+    /// handed out twice.
     #[pg_extern(volatile, parallel_unsafe)]
     fn segment_alloc(
         biz_type: Option<&str>,
@@ -144,6 +149,9 @@ mod idgen_internal {
     use crate::pg::time::ts_of_ms;
     use crate::segment::backend::{cache_rows, forget};
 
+    /// Forgets the ranges of a business type cached on this node, unless called by the allocator
+    /// (used by the trigger segments_moved).
+    ///
     /// Called by the trigger `segments_moved` when a type's `max_id` moves. A move by anyone but
     /// this database's allocator (idgen.segment_advance after a point-in-time recovery, an
     /// administrator's UPDATE) may leave ranges cached on this node among IDs handed out before:
@@ -157,7 +165,7 @@ mod idgen_internal {
         }
     }
 
-    /// The allocator workers of the whole cluster (`idgen.segment_allocators`).
+    /// The row of the idgen.segment_allocators view.
     #[pg_extern(volatile, parallel_safe)]
     fn segment_allocator_usage() -> TableIterator<
         'static,
@@ -171,7 +179,8 @@ mod idgen_internal {
         TableIterator::once(crate::allocator::usage())
     }
 
-    /// What this database's business types hold in the shared cache.
+    /// What the shared cache holds for this database's business types (used by the view
+    /// idgen.segment_status).
     #[pg_extern(volatile, parallel_safe)]
     fn segment_cache() -> TableIterator<
         'static,

@@ -31,4 +31,4 @@ pub mod segment;
 pub mod shared_text;
 pub mod time_bounds;
 pub mod typeid;
-pub mod uuid7;
+pub mod uuidv7;

@@ -338,7 +338,7 @@ mod tests {
             self.0 ^= self.0 << 17;
             self.0
         }
-        fn uuid7(&mut self) -> u128 {
+        fn uuidv7(&mut self) -> u128 {
             with_version(
                 payload(((self.next() as u128) << 64) | self.next() as u128),
                 7,
@@ -357,7 +357,7 @@ mod tests {
             let e = k.encrypt_js_safe(j).unwrap();
             assert!((0..=JS_SAFE_MAX).contains(&e));
             assert_eq!(k.decrypt_js_safe(e).unwrap(), j);
-            let u = r.uuid7();
+            let u = r.uuidv7();
             let e = k.encrypt_uuid(u).unwrap();
             assert_eq!(uuid_version(e), Some(4));
             assert_eq!(k.decrypt_uuid(e).unwrap(), u);
@@ -400,7 +400,7 @@ mod tests {
                             assert!((0..=JS_SAFE_MAX).contains(&e), "{e}");
                             assert_eq!(k.decrypt_js_safe(e).unwrap(), j);
                             out[1].push(e as u128);
-                            let u = r.uuid7();
+                            let u = r.uuidv7();
                             let e = k.encrypt_uuid(u).unwrap();
                             assert_eq!(uuid_version(e), Some(4));
                             assert_eq!((e >> 62) & 3, 2, "the RFC variant");

@@ -119,7 +119,7 @@ pub fn uuidv7_bound(t: Instant, side: Side) -> Option<[u8; 16]> {
 mod tests {
     use super::*;
     use crate::presets;
-    use crate::uuid7;
+    use crate::uuidv7;
 
     const SIDES: [Side; 4] = [
         Side::Lower { inclusive: true },
@@ -297,8 +297,8 @@ mod tests {
         ];
         let mut uuids = Vec::new();
         for &ms in &ms_list {
-            uuids.push(uuid7::first_of_ms(ms));
-            uuids.push(uuid7::compose(ms << 12 | 0xfff, u64::MAX));
+            uuids.push(uuidv7::first_of_ms(ms));
+            uuids.push(uuidv7::compose(ms << 12 | 0xfff, u64::MAX));
         }
         let mut times = vec![
             Instant::Before,
@@ -315,7 +315,7 @@ mod tests {
             for side in SIDES {
                 let bound = uuidv7_bound(t, side);
                 for u in &uuids {
-                    let time = i128::from(uuid7::ms_of(u).unwrap()) * 1000;
+                    let time = i128::from(uuidv7::ms_of(u).unwrap()) * 1000;
                     let admitted = match (bound, side) {
                         (None, _) => false,
                         (Some(b), Side::Lower { .. }) => u >= &b,

@@ -10,7 +10,7 @@
 //!   none of Crockford's lenience: no upper case, no `i l o u` read as digits, no hyphens). So the
 //!   first character is at most `7`.
 //!
-//! The same bits as a ULID's 26 characters ([`crate::uuid7::ulid_chars`]), in lower case.
+//! The same bits as a ULID's 26 characters ([`crate::uuidv7::ulid_chars`]), in lower case.
 
 use std::fmt;
 
@@ -283,7 +283,7 @@ mod tests {
             assert_eq!(decode(&text).unwrap(), (prefix, x.to_be_bytes()));
             // The same bits as a ULID's characters, in lower case.
             assert!(text.ends_with(
-                &String::from_utf8(crate::uuid7::ulid_chars(&x.to_be_bytes()).to_vec())
+                &String::from_utf8(crate::uuidv7::ulid_chars(&x.to_be_bytes()).to_vec())
                     .unwrap()
                     .to_lowercase()
             ));

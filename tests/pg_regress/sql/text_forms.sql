@@ -55,5 +55,9 @@ SELECT msgid_from_timestamp('2200-01-01');
 \set VERBOSITY default
 SELECT id_from_text('zzzzzzzzzzz', 'base62');
 SELECT * FROM msgid_decode('2222-2222-2222-222I');
+-- A long bad text is repeated in the error cut after 100 characters.
+SELECT ulid_to_uuid(repeat('x', 5000));
+SELECT * FROM msgid_decode(repeat('2', 5000));
+SELECT id_from_text(repeat('z', 5000), 'base62');
 SELECT id_to_text(NULL) IS NULL AS null_in_null_out, count(*) AS decoded_rows FROM msgid_decode(NULL);
 DROP EXTENSION pg_idgen;
