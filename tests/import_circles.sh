@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# No import circle between the files of either crate, no import up a floor of the extension and
-# none from one SQL surface to another, and none of a file of node/ that is not one of its doors
+# No import circle between the files of either crate, no import up a floor of the extension, none
+# from one SQL surface to another, and none of a file of node/ that is not one of its doors
 # (tools/module_graph.py --floors): imports point down, from the SQL surfaces to the allocator,
 # node/ and pg/, and to the core crate. A circle fails the test command and is printed. Controls,
 # on a copy of src/: an import from one surface to another (msgid.rs naming uuidv7.rs), one up a
@@ -8,28 +8,13 @@
 # node/horizon.rs) must each fail the check, by name.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if out=$(python3 tools/module_graph.py --floors src crates/core/src); then
-  sed 's/^/  ok: /' <<<"$out"
-else
-  echo "  FAIL: import circles, imports up a floor or between SQL surfaces:"
-  sed 's/^/    /' <<<"$out"
-  exit 1
-fi
+source tests/helpers/tool_checks.sh
+tool_check python3 tools/module_graph.py --floors src crates/core/src || exit 1
 copy=$(mktemp -d)
 trap 'rm -rf "$copy"' EXIT
 control() { # control WHAT FILE LINE EXPECTED: FILE given LINE must fail the check with EXPECTED
   rm -rf "$copy/src" && cp -r src "$copy/src" && echo "$3" >>"$copy/src/$2"
-  local got
-  if got=$(python3 tools/module_graph.py --floors "$copy/src"); then
-    echo "  FAIL: control: $1 passed the check"
-    return 1
-  elif grep -q "$4" <<<"$got"; then
-    echo "  ok: control: $1 fails the check"
-  else
-    echo "  FAIL: control: $1 failed, but not by naming '$4':"
-    sed 's/^/    /' <<<"$got"
-    return 1
-  fi
+  tool_control "$1" "$4" python3 tools/module_graph.py --floors "$copy/src"
 }
 control "an import between SQL surfaces" msgid.rs "use crate::uuidv7::uuidv7_next_batch;" \
   "msgid.rs (msgid) -> uuidv7.rs (uuidv7)" || exit 1

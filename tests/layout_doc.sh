@@ -7,31 +7,15 @@
 # src/node/shared.rs), and a file whose opening comment changed, must each fail the check by path.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if out=$(python3 tools/layout_doc.py --check); then
-  echo "  ok: $out"
-else
-  echo "  FAIL: $out" | sed '2,$s/^/    /'
-  exit 1
-fi
+source tests/helpers/tool_checks.sh
+tool_check python3 tools/layout_doc.py --check || exit 1
 copy=$(mktemp -d)
 trap 'rm -rf "$copy"' EXIT
-control() { # control WHAT EXPECTED: the copy, changed by the caller, must fail naming EXPECTED
-  local got
-  if got=$(python3 "$copy/tools/layout_doc.py" --check "$copy"); then
-    echo "  FAIL: control: $1 passed the check"
-    return 1
-  elif grep -qF "$2" <<<"$got"; then
-    echo "  ok: control: $1 fails the check"
-  else
-    echo "  FAIL: control: $1 failed, but not by naming '$2':"
-    sed 's/^/    /' <<<"$got"
-    return 1
-  fi
-}
+control() { tool_control "$1" "$2" python3 "$copy/tools/layout_doc.py" --check "$copy"; }
 fresh() {
   rm -rf "${copy:?}"/* && mkdir -p "$copy/crates/core" "$copy/sql" "$copy/tools"
   cp -r src "$copy/" && cp -r crates/core/src "$copy/crates/core/" && cp -r sql/install "$copy/sql/"
-  cp CONTRIBUTING.md "$copy/" && cp tools/layout_doc.py "$copy/tools/"
+  cp CONTRIBUTING.md "$copy/" && cp tools/layout_doc.py tools/marked.py "$copy/tools/"
 }
 fresh && printf '//! Helpers the backfills share.\n' >"$copy/src/backfill/shared.rs"
 control "a new file named like an existing one" "not in the table: src/backfill/shared.rs" || exit 1

@@ -7,12 +7,8 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 install_sql=$1
-if out=$(python3 tools/sql_comments.py "$install_sql" --check); then
-  echo "  ok: $out"
-else
-  echo "  FAIL: $out" | sed '2,$s/^/    /'
-  exit 1
-fi
+source tests/helpers/tool_checks.sh
+tool_check python3 tools/sql_comments.py "$install_sql" --check || exit 1
 copy=$(mktemp -d)
 trap 'rm -rf "$copy"' EXIT
 mkdir -p "$copy/sql" && cp -r src "$copy/" && cp -r sql/install "$copy/sql/"
@@ -29,13 +25,6 @@ while lines[k - 1].startswith("///"):
 lines[k] = "/// Something else entirely."
 open(path, "w").write("\n".join(lines))
 PY
-if got=$(python3 tools/sql_comments.py "$install_sql" --root "$copy" --check); then
-  echo "  FAIL: control: a doc comment that says otherwise passed the check"
-  exit 1
-elif grep -qF "its doc comment says otherwise: segment_next(text)" <<<"$got"; then
-  echo "  ok: control: a doc comment that says otherwise than the SQL comment fails the check"
-else
-  echo "  FAIL: control: a changed doc comment failed, but not by naming segment_next(text):"
-  sed 's/^/    /' <<<"$got"
-  exit 1
-fi
+tool_control "a doc comment that says otherwise than the SQL comment" \
+  "its doc comment says otherwise: segment_next(text)" \
+  python3 tools/sql_comments.py "$install_sql" --root "$copy" --check || exit 1

@@ -16,6 +16,8 @@ import os
 import re
 import sys
 
+import marked
+
 BEGIN = "<!-- files: made by tools/layout_doc.py from each file's opening comment; do not edit -->"
 END = "<!-- end of files -->"
 FOLDERS = ["crates/core/src", "src", "sql/install"]
@@ -91,39 +93,29 @@ def main(argv):
         return 2
     root = rest[0] if rest else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     doc_path = os.path.join(root, "CONTRIBUTING.md")
-    with open(doc_path, encoding="utf-8") as f:
-        doc = f.read().split("\n")
-    if BEGIN not in doc or END not in doc:
+    found = marked.between(doc_path, BEGIN, END)
+    if found is None:
         print(f"CONTRIBUTING.md lacks the marker lines of the file table ({BEGIN} ... {END})")
         return 1
-    a, b = doc.index(BEGIN), doc.index(END)
+    doc, a, b = found
     rows, missing = table(root)
     if missing:
         print(f"{len(missing)} file(s) have no opening comment (//! in Rust, -- in SQL) to describe them:")
         for p in missing:
             print(f"  {p}")
         return 1
-    current = doc[a + 1 : b]
-    if check:
-        if current == rows:
-            print(f"CONTRIBUTING.md's file table is current ({len(rows) - 2} files)")
-            return 0
-        old = {r.split("|")[1].strip(): r for r in current[2:] if r.startswith("| `")}
-        new = {r.split("|")[1].strip(): r for r in rows[2:]}
-        print("CONTRIBUTING.md's file table is not what the files say (python3 tools/layout_doc.py rewrites it):")
-        for p in sorted(set(old) | set(new)):
-            if p not in old:
-                print(f"  not in the table: {p.strip('`')}")
-            elif p not in new:
-                print(f"  no such file: {p.strip('`')}")
-            elif old[p] != new[p]:
-                print(f"  described otherwise in the file: {p.strip('`')}")
-        return 1
-    with open(doc_path, "w", encoding="utf-8") as f:
-        f.write("\n".join(doc[: a + 1] + rows + doc[b:]))
-    print(f"wrote CONTRIBUTING.md's file table ({len(rows) - 2} files)")
-    return 0
-
+    if not check:
+        marked.replace(doc_path, doc, a, b, rows)
+        print(f"wrote CONTRIBUTING.md's file table ({len(rows) - 2} files)")
+        return 0
+    if doc[a + 1 : b] == rows:
+        print(f"CONTRIBUTING.md's file table is current ({len(rows) - 2} files)")
+        return 0
+    by_path = lambda rs: {r.split("|")[1].strip().strip("`"): r for r in rs[2:] if r.startswith("| `")}
+    print("CONTRIBUTING.md's file table is not what the files say (python3 tools/layout_doc.py rewrites it):")
+    for line in marked.differences(by_path(doc[a + 1 : b]), by_path(rows), "not in the table", "no such file", "described otherwise in the file"):
+        print(line)
+    return 1
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -273,37 +273,27 @@ def main(argv):
         else:
             print(f"{src}: {len(files)} files, {n_edges} imports, no circle")
         if floors and os.path.isdir(os.path.join(src, "pg")):
-            up = upward(graph, files, src)
-            side = sideways(graph, files, src)
-            if side:
-                bad = 1
-                print(f"{src}: {len(side)} import(s) between SQL surfaces:")
-                for line in side:
-                    print("  " + line)
-            else:
-                n = len({surface_of(name(m, files, src)) for m in files if floor_of(name(m, files, src)) == SURFACES})
-                print(f"{src}: no import between SQL surfaces ({n} surfaces)")
-            doors = side_doors(graph, files, src)
-            if doors:
-                bad = 1
-                print(f"{src}: {len(doors)} import(s) through a side door:")
-                for line in doors:
-                    print("  " + line)
-            else:
-                named = ", ".join(f"{f} {len(d)}" for f, d in DOORS.items())
-                print(f"{src}: every import of a folder with doors goes through one ({named} doors)")
-            if up:
-                bad = 1
-                print(f"{src}: {len(up)} import(s) up a floor:")
-                for line in up:
-                    print("  " + line)
-            else:
-                counts = {}
-                for m in files:
-                    f = floor_of(name(m, files, src))
-                    counts[f] = counts.get(f, 0) + 1
-                per = ", ".join(f"{FLOOR_NAMES[f]} {counts[f]}" for f in sorted(counts))
-                print(f"{src}: no import up a floor ({per} files)")
+            n = len({surface_of(name(m, files, src)) for m in files if floor_of(name(m, files, src)) == SURFACES})
+            counts = {}
+            for m in files:
+                f = floor_of(name(m, files, src))
+                counts[f] = counts.get(f, 0) + 1
+            per = ", ".join(f"{FLOOR_NAMES[f]} {counts[f]}" for f in sorted(counts))
+            named = ", ".join(f"{f} {len(d)}" for f, d in DOORS.items())
+            rules = [
+                (sideways(graph, files, src), "between SQL surfaces", f"no import between SQL surfaces ({n} surfaces)"),
+                (side_doors(graph, files, src), "through a side door",
+                 f"every import of a folder with doors goes through one ({named} doors)"),
+                (upward(graph, files, src), "up a floor", f"no import up a floor ({per} files)"),
+            ]
+            for found_lines, what, fine in rules:
+                if found_lines:
+                    bad = 1
+                    print(f"{src}: {len(found_lines)} import(s) {what}:")
+                    for line in found_lines:
+                        print("  " + line)
+                else:
+                    print(f"{src}: {fine}")
     return bad
 
 

@@ -20,6 +20,8 @@ import os
 import re
 import sys
 
+import marked
+
 BEGIN = "-- <functions: made by tools/sql_comments.py from each Rust function's doc comment; do not edit>"
 END = "-- </functions>"
 
@@ -122,11 +124,11 @@ def main(argv):
     except SystemExit:
         return 2
     final = os.path.join(args.root, "sql", "install", "finalize.sql")
-    text = open(final, encoding="utf-8").read().split("\n")
-    if BEGIN not in text or END not in text:
+    found = marked.between(final, BEGIN, END)
+    if found is None:
         print(f"sql/install/finalize.sql lacks the marker lines ({BEGIN} ... {END})")
         return 1
-    a, b = text.index(BEGIN), text.index(END)
+    text, a, b = found
     made, missing = statements(args.root, args.install_sql)
     if missing:
         print(f"{len(missing)} function(s) have no doc comment to be their SQL comment:")
@@ -134,29 +136,19 @@ def main(argv):
             print(f"  {m}")
         return 1
     new = "\n".join(made).split("\n")
-    if args.check:
-        if text[a + 1:b] == new:
-            print(f"every function's SQL comment is its doc comment ({len(made)} functions)")
-            return 0
-        old = "\n".join(text[a + 1:b])
-        said = dict(re.findall(r"COMMENT ON FUNCTION (.+?) IS\n  '(.*?)';(?=\n|$)", old, re.S))
-        print("sql/install/finalize.sql's function comments are not their doc comments "
-              "(python3 tools/sql_comments.py INSTALL_SQL --write rewrites them):")
-        for stmt in made:
-            sig, doc = re.match(r"COMMENT ON FUNCTION (.+?) IS\n  '(.*)';$", stmt, re.S).groups()
-            if sig not in said:
-                print(f"  no comment yet: {sig}")
-            elif said[sig] != doc:
-                print(f"  its doc comment says otherwise: {sig}")
-        for sig in said:
-            if sig not in {re.match(r"COMMENT ON FUNCTION (.+?) IS", s).group(1) for s in made}:
-                print(f"  no such function: {sig}")
-        return 1
-    with open(final, "w", encoding="utf-8") as f:
-        f.write("\n".join(text[: a + 1] + new + text[b:]))
-    print(f"wrote the comments of {len(made)} functions into sql/install/finalize.sql")
-    return 0
-
+    if args.write:
+        marked.replace(final, text, a, b, new)
+        print(f"wrote the comments of {len(made)} functions into sql/install/finalize.sql")
+        return 0
+    if text[a + 1 : b] == new:
+        print(f"every function's SQL comment is its doc comment ({len(made)} functions)")
+        return 0
+    said = lambda block: dict(re.findall(r"COMMENT ON FUNCTION (.+?) IS\n  '(.*?)';(?=\n|$)", block, re.S))
+    print("sql/install/finalize.sql's function comments are not their doc comments "
+          "(python3 tools/sql_comments.py INSTALL_SQL --write rewrites them):")
+    for line in marked.differences(said("\n".join(text[a + 1 : b])), said("\n".join(new)), "no comment yet", "no such function", "its doc comment says otherwise"):
+        print(line)
+    return 1
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
