@@ -2,7 +2,8 @@
 //! the same steps for each stream: the checks its IDs pass, the read horizon's hold (for the
 //! streams a reader pages by), the backend's generator for the current clock settings, the
 //! generator's take (under the lease's cap in lease mode), then the warning of a clock step or the
-//! error. And the worker id of this node's Snowflake IDs is decided here once (`node_worker`).
+//! error. And the worker id of this node's Snowflake IDs is decided here once (`node_worker`),
+//! and a reader of a stream's read horizon gets it here (`read_horizon`).
 //!
 //! Each stream has a full path (`snowflake`, `uuidv7`, `msgid`), which may raise, and the two that
 //! are column defaults have a bare fast path (`snowflake_fast`, `uuidv7_fast`, for
