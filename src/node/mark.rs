@@ -71,7 +71,7 @@ pub(super) fn restore_from_mark(shared: &Shared) {
         .filter(|s| same_layout && s.layout == g.layout.canonical_spec());
     for c in shared.clocks() {
         let snowflake = c.stream == Stream::Snowflake;
-        match exact.and_then(|s| stopped_last(s, c.stream)) {
+        match exact.and_then(|s| s.last(c.stream.name())) {
             Some(last) => {
                 c.state.restore_exact(last, c.seq_bits);
                 if let Some(f) = floor.filter(|_| snowflake) {
@@ -124,40 +124,18 @@ pub(super) fn record_stop(shared: &Shared) {
         .unwrap_or(0);
     let mark = Mark {
         reserved_until_ms: until,
-        stopped: Some(stopped(&lasts, g.layout.canonical_spec())),
+        stopped: Some(Stopped {
+            lasts: lasts
+                .iter()
+                .map(|(s, &last)| (s.name().to_string(), last))
+                .collect(),
+            layout: g.layout.canonical_spec(),
+        }),
         written_by: None,
     };
     if let Err(e) = store_mark(mark, &data_dir()) {
         pgrx::log!("pg_idgen: could not record the last IDs at shutdown ({e}); the next start resumes at the reservation");
     }
-}
-
-/// A stream's exact last counter in the record of a clean stop; None where the record is older
-/// than the stream.
-fn stopped_last(s: &Stopped, stream: Stream) -> Option<u64> {
-    match stream {
-        Stream::Snowflake => Some(s.snowflake_last),
-        Stream::Msgid => Some(s.msgid_last),
-        Stream::Uuidv7 => s.uuidv7_last,
-    }
-}
-
-/// The record of a clean stop: every stream's last counter, and the Snowflake layout they count in.
-fn stopped(lasts: &PerStream<u64>, layout: String) -> Stopped {
-    let mut s = Stopped {
-        snowflake_last: 0,
-        msgid_last: 0,
-        uuidv7_last: None,
-        layout,
-    };
-    for (stream, &last) in lasts.iter() {
-        match stream {
-            Stream::Snowflake => s.snowflake_last = last,
-            Stream::Msgid => s.msgid_last = last,
-            Stream::Uuidv7 => s.uuidv7_last = Some(last),
-        }
-    }
-    s
 }
 
 /// Checks the configured layout against the layouts this node made IDs with before

@@ -1,9 +1,9 @@
 //! The node's clock streams, each with one identity: Snowflake IDs, message IDs and UUIDv7s run on
 //! the same machinery (a state in the shared block, a generator per backend, one durable mark),
 //! and every table kept per stream (the shared states, the refusal counters, the read horizon's
-//! bounds, the reserver's memory, the mark's exact counters, the rows of `idgen.streams`) is a
-//! [`PerStream`] indexed by a [`Stream`]. A new stream is an arm of the enum and what the compiler
-//! then asks for.
+//! bounds, the reserver's memory, the rows of `idgen.streams`) is a [`PerStream`] indexed by a
+//! [`Stream`]; the mark file keeps each stream's last counter under the stream's name. A new
+//! stream is an arm of the enum and what the compiler then asks for.
 
 use std::sync::atomic::Ordering::*;
 

@@ -27,17 +27,26 @@ pub struct Mark {
     pub written_by: Option<i64>,
 }
 
-/// The last counter (`tick << sequence_bits | sequence`) of each clock stream at a clean stop;
-/// 0 where the stream made no ID. The Snowflake counter is in the units of `layout` (its
-/// canonical spec), so it is only used by a start under that same layout. The UUIDv7 counter
-/// came in version 0.2.5: a file written before has none, and that stream resumes at the
-/// reservation.
+/// The last counter (`tick << sequence_bits | sequence`) of each clock stream at a clean stop,
+/// by the stream's name (a line `stopped_<name>_last` each); 0 where the stream made no ID. The
+/// Snowflake counter is in the units of `layout` (its canonical spec), so it is only used by a
+/// start under that same layout. A stream the file does not name (UUIDv7s in a file written
+/// before 0.2.5, any stream added since the file was written) resumes at the reservation, and a
+/// version that does not know a stream passes its line over.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stopped {
-    pub snowflake_last: u64,
-    pub msgid_last: u64,
-    pub uuidv7_last: Option<u64>,
+    pub lasts: Vec<(String, u64)>,
     pub layout: String,
+}
+
+impl Stopped {
+    /// The last counter of the stream of that name, if the file holds one.
+    pub fn last(&self, stream: &str) -> Option<u64> {
+        self.lasts
+            .iter()
+            .find(|(name, _)| name == stream)
+            .map(|&(_, last)| last)
+    }
 }
 
 impl Mark {
@@ -64,13 +73,10 @@ impl Mark {
             text += &format!("system_identifier={s}\n");
         }
         if let Some(s) = &self.stopped {
-            text += &format!(
-                "stopped_snowflake_last={}\nstopped_msgid_last={}\nstopped_layout={}\n",
-                s.snowflake_last, s.msgid_last, s.layout
-            );
-            if let Some(u) = s.uuidv7_last {
-                text += &format!("stopped_uuidv7_last={u}\n");
+            for (name, last) in &s.lasts {
+                text += &format!("stopped_{name}_last={last}\n");
             }
+            text += &format!("stopped_layout={}\n", s.layout);
         }
         text
     }
@@ -82,9 +88,8 @@ impl Mark {
                 "not a pg_idgen mark file (expected \"{HEADER}\")"
             )));
         }
-        let (mut until, mut snowflake, mut msgid, mut layout) = (None, None, None, None);
-        let mut uuidv7 = None;
-        let mut written_by = None;
+        let (mut until, mut layout, mut written_by) = (None, None, None);
+        let mut lasts = Vec::new();
         for line in lines {
             let Some((key, v)) = line.split_once('=') else {
                 continue;
@@ -93,25 +98,28 @@ impl Mark {
             let bad = || FileError::Malformed(format!("{key} \"{v}\" is not an integer"));
             match key {
                 "reserved_until_ms" => until = Some(v.parse::<i64>().map_err(|_| bad())?),
-                "stopped_snowflake_last" => snowflake = Some(v.parse::<u64>().map_err(|_| bad())?),
-                "stopped_msgid_last" => msgid = Some(v.parse::<u64>().map_err(|_| bad())?),
                 "stopped_layout" => layout = Some(v.to_string()),
-                "stopped_uuidv7_last" => uuidv7 = Some(v.parse::<u64>().map_err(|_| bad())?),
                 "system_identifier" => written_by = Some(v.parse::<i64>().map_err(|_| bad())?),
-                _ => {}
+                _ => {
+                    let stream = key
+                        .strip_prefix("stopped_")
+                        .and_then(|k| k.strip_suffix("_last"));
+                    if let Some(name) = stream.filter(|n| !n.is_empty()) {
+                        lasts.push((name.to_string(), v.parse::<u64>().map_err(|_| bad())?));
+                    }
+                }
             }
         }
         let reserved_until_ms = until.ok_or_else(|| {
             FileError::Malformed("the mark file has no reserved_until_ms line".into())
         })?;
-        let stopped = match (snowflake, msgid, layout) {
-            (Some(snowflake_last), Some(msgid_last), Some(layout)) => Some(Stopped {
-                snowflake_last,
-                msgid_last,
-                uuidv7_last: uuidv7,
-                layout,
-            }),
-            (None, None, None) if uuidv7.is_none() => None,
+        // A clean stop's record is whole: its layout, and its Snowflake and message-ID counters
+        // (every version since the first wrote both); anything less is a damaged file.
+        let stopped = match layout {
+            None if lasts.is_empty() => None,
+            Some(layout) if ["snowflake", "msgid"].iter().all(|n| lasts.iter().any(|(m, _)| m == n)) => {
+                Some(Stopped { lasts, layout })
+            }
             _ => return Err(FileError::Malformed("the mark file has stopped_ lines but not all three of stopped_snowflake_last, stopped_msgid_last and stopped_layout".into())),
         };
         Ok(Mark {
@@ -146,9 +154,11 @@ mod tests {
         let s = Mark {
             reserved_until_ms: 1_700_000_000_123,
             stopped: Some(Stopped {
-                snowflake_last: 42 << 12 | 7,
-                msgid_last: 0,
-                uuidv7_last: Some(1_700_000_000_123 << 15 | 3),
+                lasts: vec![
+                    ("snowflake".into(), 42 << 12 | 7),
+                    ("msgid".into(), 0),
+                    ("uuidv7".into(), 1_700_000_000_123 << 15 | 3),
+                ],
                 layout: "unit=ms epoch=1704067200000 time=41 worker=10 sequence=12".into(),
             }),
             written_by: Some(-7_300_000_000_000_000_002),
@@ -169,9 +179,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            m.stopped.map(|s| (s.msgid_last, s.uuidv7_last)),
-            Some((8, None))
+            m.stopped.map(|s| (s.last("msgid"), s.last("uuidv7"))),
+            Some((Some(8), None))
         );
+    }
+
+    #[test]
+    fn a_stream_added_later_reads_by_its_name() {
+        // What 0.2.5 wrote, and a file that names a stream this version does not know.
+        let text = "pg_idgen snowflake mark v1\nreserved_until_ms=5\nstopped_snowflake_last=9\nstopped_msgid_last=8\nstopped_layout=x\nstopped_uuidv7_last=7\nstopped_fourth_last=6\n";
+        let s = Mark::parse(text).unwrap().stopped.unwrap();
+        assert_eq!(
+            ["snowflake", "msgid", "uuidv7", "fourth", "fifth"].map(|n| s.last(n)),
+            [Some(9), Some(8), Some(7), Some(6), None]
+        );
+        // Written back, every line is there for a version that reads by the old three names.
+        let again = Mark {
+            reserved_until_ms: 5,
+            stopped: Some(s),
+            written_by: None,
+        }
+        .render();
+        for line in text.lines() {
+            assert!(again.lines().any(|l| l == line), "{line} is lost");
+        }
     }
 
     #[test]
