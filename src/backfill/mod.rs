@@ -260,9 +260,7 @@ fn backfill_worker(func: &str, layout: &Layout) -> u64 {
     // A lease coordinator never leases its backfill worker id (idgen.worker_acquire), but one
     // leased before it became the backfill worker id has a holder that made live IDs with it.
     if LEASE_CHECKED.load(Relaxed) != w as i64 {
-        let leased = ever_leased(w as i64).unwrap_or_else(|e| {
-            not_ready(format!("{func}: could not read idgen.workers: {e}")).raise()
-        });
+        let leased = ever_leased(w as i64);
         if leased {
             refuse("has been leased to a holder in this database (idgen.workers): its holder made live IDs with it".to_string());
         }

@@ -16,7 +16,8 @@ use super::refusals::{self, Reason};
 use super::shared;
 use super::stream::Stream;
 use crate::pg::errors::{not_ready, IdError};
-use crate::pg::spi_read::{one_i64, Arg};
+use crate::pg::latest_scan::scan_latest;
+use crate::pg::spi_read::one_i64;
 
 /// This backend's database was found to hold no other system's IDs (a backend serves one
 /// database; a refusal is not cached, so it ends as soon as the operator acts). A backend is one
@@ -50,28 +51,21 @@ pub fn check(stream: Stream) {
     }
     // Systems this node's clocks are above: its own, and those whose mark was copied into its
     // data directory (node/origins.rs).
-    let past = node
-        .past()
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    // A database whose extension predates the table (ALTER EXTENSION UPDATE not yet run) has
+    let past = node.past();
+    // Read as PostgreSQL reads a catalog (pg/latest_scan.rs), not by a query: a backend's first
+    // ID would otherwise parse and plan one (nearly all of its cost: 3 million instructions of
+    // the first snowflake_next(), against 16 thousand for the rest). Every row, whatever a policy
+    // or a grant says, under the latest snapshot: at least what the statement's would see. A
+    // database whose extension predates the table (ALTER EXTENSION UPDATE not yet run) has
     // nothing recorded.
-    let read = || -> Result<Option<i64>, String> {
-        if !table_exists()? {
-            return Ok(None);
+    let mut other = None;
+    scan_latest(c"idgen", c"node_origins", |col| {
+        // system_identifier, the first column: a bigint, NOT NULL.
+        if let Some(system) = col(1).map(|d| d.value() as i64) {
+            if other.is_none() && system != me && !past.contains(&system) {
+                other = Some(system);
+            }
         }
-        one_i64(
-            "SELECT system_identifier FROM idgen.node_origins
-              WHERE system_identifier OPERATOR(pg_catalog.<>) $1
-                AND system_identifier OPERATOR(pg_catalog.<>) ALL (pg_catalog.string_to_array($2, ',')::pg_catalog.int8[])
-              LIMIT 1",
-            &[Arg::Int8(me), Arg::Text(&past)],
-        )
-    };
-    let other = read().unwrap_or_else(|e| {
-        not_ready(format!("pg_idgen: could not read idgen.node_origins: {e}")).raise()
     });
     match other {
         None => CHECKED.store(true, Relaxed),

@@ -11,9 +11,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
 use crate::gucs;
-use crate::pg::as_owner::as_owner;
 use crate::pg::errors::not_ready;
-use crate::pg::spi_read::{one_i64, Arg};
+use crate::pg::latest_scan::scan_latest;
 use pgrx::pg_sys;
 
 /// This backend found the worker id chosen, or no sign of other nodes (per backend: a backend
@@ -47,10 +46,7 @@ pub fn check() {
         CHECKED.store(true, Relaxed);
         return;
     }
-    let evidence = evidence().unwrap_or_else(|e| {
-        not_ready(format!("pg_idgen: could not look for other nodes: {e}")).raise()
-    });
-    match evidence {
+    match evidence() {
         None => CHECKED.store(true, Relaxed),
         Some(why) => {
             super::refusals::count(
@@ -68,68 +64,57 @@ pub fn check() {
 }
 
 /// Why this node is evidently one of several, if it is.
-fn evidence() -> Result<Option<String>, String> {
+fn evidence() -> Option<String> {
     let preload = gucs::preload_libraries();
     if preload
         .split(',')
         .any(|l| l.trim().trim_matches('"') == "citus")
     {
-        return Ok(Some(
+        return Some(
             "Citus is preloaded (every node of a Citus cluster needs its own worker id)".into(),
-        ));
+        );
     }
-    let replication = one_i64(
-        "SELECT (SELECT count(*) FROM pg_catalog.pg_publication)
-              + (SELECT count(*) FROM pg_catalog.pg_subscription s
-                  WHERE s.subdbid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d
-                                       WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()))",
-        &[],
-    )?;
-    if replication.unwrap_or(0) > 0 {
-        return Ok(Some(
+    // Read as PostgreSQL reads its catalogs (pg/latest_scan.rs), not by queries: a backend's
+    // first Snowflake ID would otherwise parse and plan three. No privilege is checked and no code
+    // of any role runs, so idgen.workers, which only its owner and idgen_admin may select, is read
+    // here as well as anywhere; the latest snapshot sees at least what the statement's would.
+    let mut publications = 0;
+    scan_latest(c"pg_catalog", c"pg_publication", |_| publications += 1);
+    let mut subscriptions = 0;
+    // SAFETY: a process-global set before any function runs.
+    let here = unsafe { pg_sys::MyDatabaseId };
+    scan_latest(c"pg_catalog", c"pg_subscription", |col| {
+        let db = col(pg_sys::Anum_pg_subscription_subdbid as i32);
+        if db.map(|d| pg_sys::Oid::from(d.value() as u32)) == Some(here) {
+            subscriptions += 1;
+        }
+    });
+    if publications + subscriptions > 0 {
+        return Some(
             "this database publishes or subscribes (logical replication: other nodes write its tables)".into(),
-        ));
+        );
     }
-    // idgen.workers is readable by its owner (and idgen_admin): read as its owner, in a
-    // security-restricted operation; parallel workers may not change settings, and leave it to
-    // the leader.
-    // SAFETY: reads of a process-global set at start.
-    if unsafe { pg_sys::ParallelWorkerNumber } >= 0 {
-        return Ok(None);
-    }
-    let leased = read_workers(
-        "SELECT count(*) FROM (SELECT FROM idgen.workers LIMIT 1) w",
-        &[],
-    )?;
-    if leased.unwrap_or(0) > 0 {
-        return Ok(Some(
+    if leased(None) {
+        return Some(
             "this database leases worker ids to other nodes (idgen.workers has rows)".into(),
-        ));
+        );
     }
-    Ok(None)
+    None
 }
 
 /// Whether this database's idgen.workers has ever leased `worker` (a row, live or not: its holder
-/// made IDs with it at times nothing records). Read as the table's owner, as above.
-pub fn ever_leased(worker: i64) -> Result<bool, String> {
-    let n = read_workers(
-        "SELECT count(*) FROM idgen.workers WHERE worker_id OPERATOR(pg_catalog.=) $1",
-        &[Arg::Int8(worker)],
-    )?;
-    Ok(n.unwrap_or(0) > 0)
+/// made IDs with it at times nothing records). Read as `evidence` reads it.
+pub fn ever_leased(worker: i64) -> bool {
+    leased(Some(worker))
 }
 
-/// One number read from idgen.workers as its owner (readable by its owner and idgen_admin), in a
-/// security-restricted operation; None where the table does not exist.
-fn read_workers(sql: &str, args: &[Arg]) -> Result<Option<i64>, String> {
-    let owner = one_i64(
-        "SELECT c.relowner::pg_catalog.int8 FROM pg_catalog.pg_class c
-           JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
-          WHERE n.nspname OPERATOR(pg_catalog.=) 'idgen' AND c.relname OPERATOR(pg_catalog.=) 'workers'",
-        &[],
-    )?;
-    match owner {
-        Some(owner) => as_owner(pg_sys::Oid::from(owner as u32), || one_i64(sql, args)),
-        None => Ok(None),
-    }
+/// Whether idgen.workers has a row (of `worker`, or any); false where the table does not exist.
+fn leased(worker: Option<i64>) -> bool {
+    let mut found = false;
+    scan_latest(c"idgen", c"workers", |col| {
+        // worker_id, the first column: an integer, the primary key.
+        let id = col(1).map(|d| i64::from(d.value() as i32));
+        found |= worker.is_none() || id == worker;
+    });
+    found
 }

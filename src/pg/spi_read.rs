@@ -14,14 +14,12 @@ use pgrx::IntoDatum;
 /// A query parameter.
 #[derive(Clone, Copy, Debug)]
 pub enum Arg<'a> {
-    Int8(i64),
     Text(&'a str),
 }
 
 impl Arg<'_> {
     fn type_oid(&self) -> pg_sys::Oid {
         match self {
-            Arg::Int8(_) => pg_sys::INT8OID,
             Arg::Text(_) => pg_sys::TEXTOID,
         }
     }
@@ -29,7 +27,6 @@ impl Arg<'_> {
     /// The value (a text is copied into the current memory context).
     fn datum(&self) -> pg_sys::Datum {
         match *self {
-            Arg::Int8(v) => v.into_datum(),
             Arg::Text(v) => v.into_datum(),
         }
         .unwrap_or(pg_sys::Datum::from(0))
