@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text public backfill parallel leases citus idle created_at baseline)
+#   text public backfill parallel leases citus idle connect created_at baseline)
 #   BASELINE=<git revision> make bench PARTS=baseline    this tree against that revision's build,
 #   per row (tests/bench/baseline.sh; with BASELINE set, the default parts include it)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
@@ -13,7 +13,7 @@ PORT=$(port 0)
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle created_at${BASELINE:+ baseline}}
+PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle connect created_at${BASELINE:+ baseline}}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -320,6 +320,21 @@ PY
     row "  rows, all distinct; worker ids seen" "$(q $CC "SELECT count(*) || ' rows, ' || count(DISTINCT id) || ' distinct, worker ' || string_agg(DISTINCT id_worker_id(id, 'pg_idgen')::text, ',') FROM t_sf")" ""
     for n in 0 1 2; do cluster_stop bench_citus$n fast; done
   fi
+fi
+
+if part connect; then
+  # A new session per statement (issue 62): what an application without a pooler pays for the
+  # first ID of each request, against the first nextval() and a bigserial INSERT of a new session
+  # (tests/bench/connect.py: CONNECT_ROUNDS interleaved rounds of CONNECT_SESSIONS sessions each).
+  CP=$(port 6)
+  cluster_init bench_connect $CP "idgen.worker_id = 1"
+  cluster_start bench_connect
+  trap 'cluster_stop bench immediate; cluster_stop bench_connect immediate' EXIT
+  q $CP "CREATE EXTENSION pg_idgen" >/dev/null
+  /usr/bin/python3 "$REPO/tests/bench/connect.py" "host=127.0.0.1 port=$CP user=postgres dbname=postgres" \
+    "${CONNECT_ROUNDS:-5}" "${CONNECT_SESSIONS:-100}"
+  cluster_stop bench_connect
+  trap 'cluster_stop bench immediate' EXIT
 fi
 
 if part idle; then
