@@ -90,15 +90,13 @@ fn read() -> Result<u64, IdError> {
     };
     // Group 0 is the coordinator's, and also that of a node not (or no longer) in a cluster.
     if group == 0 {
-        let coordinator = one_i64(
-            "SELECT pg_catalog.citus_is_coordinator()::pg_catalog.int4::pg_catalog.int8",
-            &[],
-        )
-        .map_err(|e| {
-            not_ready(format!(
-                "pg_idgen: could not ask Citus whether this node is the coordinator: {e}"
-            ))
-        })?;
+        let coordinator =
+            one_i64("SELECT pg_catalog.citus_is_coordinator()::pg_catalog.int4::pg_catalog.int8")
+                .map_err(|e| {
+                not_ready(format!(
+                    "pg_idgen: could not ask Citus whether this node is the coordinator: {e}"
+                ))
+            })?;
         if coordinator != Some(1) {
             return Err(not_ready("this node is not part of a Citus cluster: its Citus group id is 0, and it is not the coordinator")
                 .detail("Group 0 is the coordinator's; a worker gets its own group when the coordinator adds it, and goes back to 0 when it is removed. Its IDs now could repeat the coordinator's.")

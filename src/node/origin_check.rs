@@ -16,8 +16,7 @@ use super::refusals::{self, Reason};
 use super::shared;
 use super::stream::Stream;
 use crate::pg::errors::{not_ready, IdError};
-use crate::pg::latest_scan::scan_latest;
-use crate::pg::spi_read::one_i64;
+use crate::pg::latest_scan::{scan_latest, table_oid};
 
 /// This backend's database was found to hold no other system's IDs (a backend serves one
 /// database; a refusal is not cached, so it ends as soon as the operator acts). A backend is one
@@ -83,27 +82,12 @@ pub fn check(stream: Stream) {
     }
 }
 
-/// Whether `idgen.node_origins` exists: not where the extension's SQL objects predate it (the
-/// library is new, ALTER EXTENSION pg_idgen UPDATE not yet run), and nothing is recorded there.
-/// Read-only SPI: this runs inside parallel queries too (pg/spi_read.rs).
-fn table_exists() -> Result<bool, String> {
-    let n = one_i64(
-        "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = 'idgen' AND c.relname = 'node_origins'",
-        &[],
-    )?;
-    Ok(n == Some(1))
-}
-
 /// After `idgen.snowflake_start_after()`: this node's clocks are past every ID in this database,
 /// whichever system made them.
 pub fn adopt() {
-    let exists = table_exists().unwrap_or_else(|e| {
-        not_ready(format!(
-            "pg_idgen: could not look for idgen.node_origins: {e}"
-        ))
-        .raise()
-    });
+    // Not where the extension's SQL objects predate the table (the library is new, ALTER
+    // EXTENSION pg_idgen UPDATE not yet run): nothing is recorded there.
+    let exists = table_oid(c"idgen", c"node_origins").is_some();
     let me = system_identifier();
     // The node-wide refusal after pg_upgrade ends too: the caller's time bounds the old system's
     // IDs (docs/operations.md's recipe). Other databases that name another system are still refused until

@@ -1,48 +1,37 @@
 //! `idgen.segments`, the Tinyid table: every statement pg_idgen runs on it is here. Business types
 //! are always bound as parameters, never written into SQL.
 
+use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
-use pgrx::{pg_sys, PgTryBuilder};
 
-use crate::pg::spi_read::{one_i64, Arg};
+use crate::pg::latest_scan::{scan_latest_where, Equal};
 
-/// Whether a business type exists, as the caller's transaction sees it. Everyone may call
-/// segment_next(), but only administrators may read idgen.segments: the lookup runs as the
-/// bootstrap superuser, with every operator schema-qualified so the caller's search_path cannot
-/// put its own code in it. Read-only SPI, which takes no transaction id: segment_next() runs in
-/// the leader of parallel plans (pg/spi_read.rs). (No SQL helper: this binary must also serve an
-/// extension whose SQL is still at an older version, before ALTER EXTENSION ... UPDATE.)
+/// Whether a business type exists. Everyone may call segment_next(), but only administrators may
+/// read idgen.segments: the row is looked for as PostgreSQL reads a catalog (pg/latest_scan.rs),
+/// which checks no privilege and runs no code of any role, under the latest snapshot (a type
+/// created and committed by the time of the call is found). Not a query: a backend's first
+/// segment_next() of a type would parse and plan one. (This binary must also serve an extension
+/// whose SQL is still at an older version, before ALTER EXTENSION ... UPDATE: the table has had
+/// this shape since the first.)
 pub fn type_exists(name: &str) -> bool {
-    let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
-    // SAFETY: saving and switching the current user id, as SECURITY DEFINER functions do; an
-    // ERROR in between is unwound by PgTryBuilder's finally, and (sub)transaction abort restores
-    // it as well.
-    unsafe {
-        pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
-        pg_sys::SetUserIdAndSecContext(
-            pg_sys::Oid::from(pg_sys::BOOTSTRAP_SUPERUSERID),
-            context | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
-        );
-    }
-    let found = PgTryBuilder::new(|| {
-        one_i64(
-            "SELECT 1 FROM idgen.segments WHERE biz_type OPERATOR(pg_catalog.=) $1",
-            &[Arg::Text(name)],
-        )
-    })
-    .finally(|| {
-        // SAFETY: restores what was saved above.
-        unsafe { pg_sys::SetUserIdAndSecContext(user, context) }
-    })
-    .execute();
-    match found {
-        Ok(found) => found.is_some(),
-        Err(e) => {
-            crate::pg::errors::not_ready(format!("pg_idgen: could not read idgen.segments: {e}"))
-                .raise()
-        }
-    }
+    let Some(value) = name.into_datum() else {
+        return false;
+    };
+    let mut found = false;
+    scan_latest_where(
+        c"idgen",
+        c"segments",
+        // biz_type, the first column, a text of the default collation.
+        Equal {
+            attno: 1,
+            eq: pg_sys::F_TEXTEQ,
+            value,
+            collation: pg_sys::DEFAULT_COLLATION_OID,
+        },
+        |_| found = true,
+    );
+    found
 }
 
 /// What the allocator reads of a type's row to plan its next range.
