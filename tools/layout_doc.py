@@ -100,17 +100,12 @@ def main(argv):
     doc, a, b = found
     rows, missing = table(root)
     if missing:
-        print(f"{len(missing)} file(s) have no opening comment (//! in Rust, -- in SQL) to describe them:")
-        for p in missing:
-            print(f"  {p}")
-        return 1
-    if not check:
-        marked.replace(doc_path, doc, a, b, rows)
-        print(f"wrote CONTRIBUTING.md's file table ({len(rows) - 2} files)")
-        return 0
-    if doc[a + 1 : b] == rows:
-        print(f"CONTRIBUTING.md's file table is current ({len(rows) - 2} files)")
-        return 0
+        return marked.refuse(f"{len(missing)} file(s) have no opening comment (//! in Rust, -- in SQL) to describe them:", missing)
+    n = len(rows) - 2
+    done = marked.settle(doc_path, doc, a, b, rows, not check, f"wrote CONTRIBUTING.md's file table ({n} files)",
+                         f"CONTRIBUTING.md's file table is current ({n} files)")
+    if done is not None:
+        return done
     by_path = lambda rs: {r.split("|")[1].strip().strip("`"): r for r in rs[2:] if r.startswith("| `")}
     print("CONTRIBUTING.md's file table is not what the files say (python3 tools/layout_doc.py rewrites it):")
     for line in marked.differences(by_path(doc[a + 1 : b]), by_path(rows), "not in the table", "no such file", "described otherwise in the file"):

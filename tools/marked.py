@@ -26,6 +26,27 @@ def differences(old, new, missing, gone, changed):
     return out
 
 
+def refuse(title, items):
+    """Prints a refusal and what it names, one item a line; the exit status 1."""
+    print(title)
+    for item in items:
+        print(f"  {item}")
+    return 1
+
+
+def settle(path, lines, a, b, new, write, wrote, current):
+    """With `write`, puts `new` between the marker lines and says `wrote`; without, says `current`
+    when the part is `new` already. 0 then; None when a check found the part differs."""
+    if write:
+        replace(path, lines, a, b, new)
+        print(wrote)
+        return 0
+    if lines[a + 1 : b] == new:
+        print(current)
+        return 0
+    return None
+
+
 def replace(path, lines, a, b, new):
     """Writes the file with `new` between its marker lines (at indexes a and b)."""
     with open(path, "w", encoding="utf-8") as f:

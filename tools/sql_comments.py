@@ -131,18 +131,13 @@ def main(argv):
     text, a, b = found
     made, missing = statements(args.root, args.install_sql)
     if missing:
-        print(f"{len(missing)} function(s) have no doc comment to be their SQL comment:")
-        for m in missing:
-            print(f"  {m}")
-        return 1
+        return marked.refuse(f"{len(missing)} function(s) have no doc comment to be their SQL comment:", missing)
     new = "\n".join(made).split("\n")
-    if args.write:
-        marked.replace(final, text, a, b, new)
-        print(f"wrote the comments of {len(made)} functions into sql/install/finalize.sql")
-        return 0
-    if text[a + 1 : b] == new:
-        print(f"every function's SQL comment is its doc comment ({len(made)} functions)")
-        return 0
+    done = marked.settle(final, text, a, b, new, args.write,
+                         f"wrote the comments of {len(made)} functions into sql/install/finalize.sql",
+                         f"every function's SQL comment is its doc comment ({len(made)} functions)")
+    if done is not None:
+        return done
     said = lambda block: dict(re.findall(r"COMMENT ON FUNCTION (.+?) IS\n  '(.*?)';(?=\n|$)", block, re.S))
     print("sql/install/finalize.sql's function comments are not their doc comments "
           "(python3 tools/sql_comments.py INSTALL_SQL --write rewrites them):")
