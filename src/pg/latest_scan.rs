@@ -1,5 +1,6 @@
-//! Reading a small table of this extension the way PostgreSQL reads its catalogs: a heap scan
-//! under the latest snapshot, not a query. No privilege is checked and no code of any role runs
+//! Reading a small table (a catalog, or one of this extension's) the way PostgreSQL reads its
+//! catalogs: a heap scan under the latest snapshot, not a query, which costs a backend's first
+//! call no parse and no plan. No privilege is checked and no code of any role runs
 //! (no row-level security, no operator, no view): the scan is how an extension's C code reads
 //! what only its owner may read (a secret, say), on behalf of a caller who may use but never see
 //! it. The latest snapshot, rather than the statement's or a REPEATABLE READ
@@ -14,56 +15,14 @@ use pgrx::pg_sys;
 pub fn scan_latest(
     schema: &std::ffi::CStr,
     name: &std::ffi::CStr,
-    row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
-) -> Option<pg_sys::Oid> {
-    scan(schema, name, None, row)
-}
-
-/// The rows of a `scan_latest` whose column `attno` equals `value` by the btree equality function
-/// `eq` (`F_TEXTEQ`, say) in `collation` (the column's); every row of the table is tested, for the
-/// small tables this is for.
-pub struct Equal {
-    pub attno: i16,
-    pub eq: u32,
-    pub value: pg_sys::Datum,
-    pub collation: pg_sys::Oid,
-}
-
-/// `scan_latest` of the rows that match `key`.
-pub fn scan_latest_where(
-    schema: &std::ffi::CStr,
-    name: &std::ffi::CStr,
-    key: Equal,
-    row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
-) -> Option<pg_sys::Oid> {
-    scan(schema, name, Some(key), row)
-}
-
-/// The table `schema.name`, if it exists (two lookups in the catalog caches).
-pub fn table_oid(schema: &std::ffi::CStr, name: &std::ffi::CStr) -> Option<pg_sys::Oid> {
-    // SAFETY: catalog cache lookups by name, which raise nothing with missing_ok.
-    unsafe {
-        let namespace = pg_sys::get_namespace_oid(schema.as_ptr(), true);
-        if namespace == pg_sys::InvalidOid {
-            return None;
-        }
-        let table = pg_sys::get_relname_relid(name.as_ptr(), namespace);
-        (table != pg_sys::InvalidOid).then_some(table)
-    }
-}
-
-fn scan(
-    schema: &std::ffi::CStr,
-    name: &std::ffi::CStr,
-    key: Option<Equal>,
     mut row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
 ) -> Option<pg_sys::Oid> {
-    // SAFETY: catalog lookups and a heap scan by the book (table_open/systable_beginscan/
-    // systable_getnext/systable_endscan/table_close), as Citus reads its pg_dist_local_group; the
-    // tuple's columns are read while the scan holds it. An ERROR inside unwinds through
-    // PostgreSQL's resource owners, which release the lock and the scan.
+    let table = table_oid(schema, name)?;
+    // SAFETY: a heap scan by the book (table_open/systable_beginscan/systable_getnext/
+    // systable_endscan/table_close), as Citus reads its pg_dist_local_group; the tuple's columns
+    // are read while the scan holds it. An ERROR inside unwinds through PostgreSQL's resource
+    // owners, which release the lock and the scan.
     unsafe {
-        let table = table_oid(schema, name)?;
         let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
         let rel = pg_sys::table_open(table, lock);
         // A parallel worker may not take a snapshot of its own; it reads with the catalog
@@ -73,28 +32,13 @@ fn scan(
         } else {
             pg_sys::GetLatestSnapshot()
         };
-        let mut keys: Vec<pg_sys::ScanKeyData> = Vec::new();
-        if let Some(k) = key {
-            let mut sk = std::mem::MaybeUninit::<pg_sys::ScanKeyData>::zeroed().assume_init();
-            pg_sys::ScanKeyEntryInitialize(
-                &mut sk,
-                0,
-                k.attno,
-                pg_sys::BTEqualStrategyNumber as u16,
-                pg_sys::InvalidOid,
-                k.collation,
-                pg_sys::Oid::from(k.eq),
-                k.value,
-            );
-            keys.push(sk);
-        }
         let scan = pg_sys::systable_beginscan(
             rel,
             pg_sys::InvalidOid,
             false,
             snapshot,
-            keys.len() as i32,
-            keys.as_mut_ptr(),
+            0,
+            std::ptr::null_mut(),
         );
         loop {
             let tuple = pg_sys::systable_getnext(scan);
@@ -111,5 +55,18 @@ fn scan(
         pg_sys::systable_endscan(scan);
         pg_sys::table_close(rel, lock);
         Some(table)
+    }
+}
+
+/// The table `schema.name`, if it exists (two lookups in the catalog caches).
+pub fn table_oid(schema: &std::ffi::CStr, name: &std::ffi::CStr) -> Option<pg_sys::Oid> {
+    // SAFETY: catalog cache lookups by name, which raise nothing with missing_ok.
+    unsafe {
+        let namespace = pg_sys::get_namespace_oid(schema.as_ptr(), true);
+        if namespace == pg_sys::InvalidOid {
+            return None;
+        }
+        let table = pg_sys::get_relname_relid(name.as_ptr(), namespace);
+        (table != pg_sys::InvalidOid).then_some(table)
     }
 }

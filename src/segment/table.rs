@@ -5,7 +5,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::SpiClient;
 
-use crate::pg::latest_scan::{scan_latest_where, Equal};
+use crate::pg::latest_scan::scan_latest;
 
 /// Whether a business type exists. Everyone may call segment_next(), but only administrators may
 /// read idgen.segments: the row is looked for as PostgreSQL reads a catalog (pg/latest_scan.rs),
@@ -15,22 +15,17 @@ use crate::pg::latest_scan::{scan_latest_where, Equal};
 /// whose SQL is still at an older version, before ALTER EXTENSION ... UPDATE: the table has had
 /// this shape since the first.)
 pub fn type_exists(name: &str) -> bool {
-    let Some(value) = name.into_datum() else {
-        return false;
-    };
     let mut found = false;
-    scan_latest_where(
-        c"idgen",
-        c"segments",
-        // biz_type, the first column, a text of the default collation.
-        Equal {
-            attno: 1,
-            eq: pg_sys::F_TEXTEQ,
-            value,
-            collation: pg_sys::DEFAULT_COLLATION_OID,
-        },
-        |_| found = true,
-    );
+    scan_latest(c"idgen", c"segments", |col| {
+        // biz_type, the first column, a text of the default collation, which is deterministic:
+        // equal texts are equal bytes.
+        if let Some(d) = col(1) {
+            // SAFETY: a text datum of the scanned tuple, detoasted into the current context.
+            let text = unsafe { pg_sys::text_to_cstring(d.cast_mut_ptr()) };
+            // SAFETY: text_to_cstring returns a NUL-terminated palloc'd copy.
+            found |= unsafe { std::ffi::CStr::from_ptr(text) }.to_bytes() == name.as_bytes();
+        }
+    });
     found
 }
 
