@@ -1796,6 +1796,8 @@ COMMENT ON COLUMN idgen.status.worker_id IS 'The worker id in this node''s IDs; 
 
 COMMENT ON COLUMN idgen.status.worker_id_source IS 'Where the worker id comes from: the setting idgen.worker_id, a lease from the coordinator (with its code), or the node''s Citus group id.';
 
+COMMENT ON COLUMN idgen.status.persisted_mark IS 'The durable (WAL-logged) high-water mark, moved by every stream (Snowflake IDs, message IDs, UUIDv7s); on a standby, the one replayed from its primary: after a crash, restart or promotion, IDs start above it. NULL before the first reservation.';
+
 COMMENT ON COLUMN idgen.streams.stream IS 'snowflake (snowflake_next, snowflake_next_batch), msgid (msgid_next) or uuidv7 (uuidv7_next, uuidv7_next_batch, ulid_next).';
 
 COMMENT ON COLUMN idgen.streams.ids_per_second IS 'The stream''s capacity: IDs a tick holds, per second.';

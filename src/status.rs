@@ -143,7 +143,7 @@ mod idgen_internal {
             last_ms.map(ts_of_ms),
             ts_of_ms(now),
             drift_ms(last_ms, now),
-            snowflake.reserved_until_ms().map(ts_of_ms),
+            report::persisted_mark_ms().map(ts_of_ms),
             stat(&st.stats.issued),
             stat(&st.stats.overflow_waits),
             stat(&st.stats.behind_waits),

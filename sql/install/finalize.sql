@@ -286,7 +286,7 @@ COMMENT ON COLUMN idgen.status.last_id IS 'The last Snowflake ID this node made;
 COMMENT ON COLUMN idgen.status.last_id_time IS 'The time inside the last ID (start of its tick).';
 COMMENT ON COLUMN idgen.status.wall_clock IS 'The wall clock when the row was read.';
 COMMENT ON COLUMN idgen.status.drift_ms IS 'How far the logical clock runs ahead of the wall clock, in ms; 0 when it does not (never negative).';
-COMMENT ON COLUMN idgen.status.persisted_mark IS 'The durable (WAL-logged) high-water mark: after a crash or restart, IDs start above it. NULL before the first reservation.';
+COMMENT ON COLUMN idgen.status.persisted_mark IS 'The durable (WAL-logged) high-water mark, moved by every stream (Snowflake IDs, message IDs, UUIDv7s); on a standby, the one replayed from its primary: after a crash, restart or promotion, IDs start above it. NULL before the first reservation.';
 COMMENT ON COLUMN idgen.status.ids_issued IS 'Snowflake IDs made since the server started.';
 COMMENT ON COLUMN idgen.status.overflow_waits IS 'Times a caller waited for the next tick because a tick''s sequence was used up and idgen.max_drift allowed no borrowing.';
 COMMENT ON COLUMN idgen.status.clock_behind_waits IS 'Times a caller waited for the wall clock to catch up after it stepped back (clock_policy = wait, or drift beyond idgen.max_drift).';

@@ -22,6 +22,16 @@ pub fn clock(stream: Stream) -> Clock<'static> {
     shared::shared().clock(stream)
 }
 
+/// The durable mark (ms), as this node last wrote it or, on a standby, replayed it: every ID of
+/// every stream is below it, and a start resumes above it. None before the node's first
+/// reservation.
+pub fn persisted_mark_ms() -> Option<i64> {
+    let ms = shared::shared()
+        .mark_ms
+        .load(std::sync::atomic::Ordering::Acquire);
+    (ms > 0).then_some(ms)
+}
+
 /// What stops the node's time-based IDs, or threatens to, for `idgen.status`: the durable mark
 /// unreadable, a refused layout, pg_upgrade without the mark, a logical clock further than
 /// `max_drift_ms` ahead of `now`, a worker id left unset on a node that is one of several.

@@ -42,6 +42,9 @@ check "the standby replayed the primary's WAL up to its last IDs" eq "$caught_up
 primary_max=$(q $S "SELECT max(id) FROM seen")
 check "the standby replayed the primary's mark (its floor is above the primary's last ID)" \
   test "$(q $S "SELECT last_id FROM idgen.status")" -gt "$primary_max"
+# What IdgenStandbyMarkBehind compares (monitoring/alerts.yml): the mark the standby replayed.
+check "the standby's idgen.status shows the replayed mark, above the time of the primary's last ID" \
+  eq "$(q $S "SELECT persisted_mark > id_timestamp($primary_max) FROM idgen.status")" t
 
 cluster_stop sb_primary immediate
 as_pg "$PGBIN/pg_ctl" -D "$(cluster_dir sb_standby)" -w promote >/dev/null

@@ -26,6 +26,10 @@ q $PORT "CREATE EXTENSION pg_idgen;
          CREATE TABLE seen (phase text, id uuid);
          CREATE TABLE conc (session int, n int, before timestamptz, id uuid, after timestamptz)"
 
+first=$(q $PORT "SELECT uuidv7_next()")
+check "a node that made only UUIDv7s shows its durable mark, above its first UUIDv7" eq \
+  "$(q $PORT "SELECT persisted_mark > uuidv7_timestamp('$first') FROM idgen.status")" t
+
 phase "8 sessions at once"
 for s in $(seq 1 8); do
   # The target list is evaluated left to right: before, the UUID, after.
