@@ -35,6 +35,8 @@ pub struct Shared {
     /// Whether pg_upgrade filled the data directory without a mark, and the other systems whose
     /// IDs the node's clocks are above (`pg_idgen.origins`).
     pub origins: super::origins::OriginsState,
+    /// The databases found to hold no other system's IDs, by their `idgen.node_origins`' stamp.
+    pub clear_databases: super::origin_check::ClearDatabases,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
     /// Also set when WAL replay could not write a replayed mark into the file.
     pub mark_error: SharedText<512>,

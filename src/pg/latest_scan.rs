@@ -15,18 +15,52 @@ use pgrx::pg_sys;
 pub fn scan_latest(
     schema: &std::ffi::CStr,
     name: &std::ffi::CStr,
-    mut row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
+    row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
 ) -> Option<pg_sys::Oid> {
+    with_table(schema, name, |rel| {
+        // SAFETY: rel is open and locked for the call.
+        unsafe { scan_open(rel, row) };
+        // SAFETY: as above.
+        unsafe { (*rel).rd_id }
+    })
+}
+
+/// `then` with the table `schema.name` open under AccessShareLock (None if it does not exist);
+/// closed after.
+pub fn with_table<T>(
+    schema: &std::ffi::CStr,
+    name: &std::ffi::CStr,
+    then: impl FnOnce(pg_sys::Relation) -> T,
+) -> Option<T> {
     let table = table_oid(schema, name)?;
-    // SAFETY: a heap scan by the book (table_open/systable_beginscan/systable_getnext/
-    // systable_endscan/table_close), as Citus reads its pg_dist_local_group; the tuple's columns
-    // are read while the scan holds it. An ERROR inside unwinds through PostgreSQL's resource
-    // owners, which release the lock and the scan.
+    // SAFETY: table_open/table_close by the book; an ERROR inside unwinds through PostgreSQL's
+    // resource owners, which release the lock.
     unsafe {
         let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
         let rel = pg_sys::table_open(table, lock);
-        // A parallel worker may not take a snapshot of its own; it reads with the catalog
-        // snapshot (NULL), and lives for one query.
+        let result = then(rel);
+        pg_sys::table_close(rel, lock);
+        Some(result)
+    }
+}
+
+/// Each row of the open table `rel`, read under the latest snapshot, its `datum(attnum)` passed to
+/// `row`.
+///
+/// # Safety
+/// `rel` is open and locked at least AccessShareLock.
+pub unsafe fn scan_open(
+    rel: pg_sys::Relation,
+    mut row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>),
+) {
+    // SAFETY: the caller holds rel open and locked.
+    unsafe {
+        // A heap scan by the book (systable_beginscan/systable_getnext/systable_endscan), as Citus
+        // reads its pg_dist_local_group; the tuple's columns are read while the scan holds it. An ERROR
+        // inside unwinds through PostgreSQL's resource owners, which release the scan.
+        //
+        // A parallel worker may not take a snapshot of its own; it reads with the catalog snapshot
+        // (NULL), and lives for one query.
         let snapshot = if pg_sys::IsInParallelMode() {
             std::ptr::null_mut()
         } else {
@@ -53,8 +87,6 @@ pub fn scan_latest(
             });
         }
         pg_sys::systable_endscan(scan);
-        pg_sys::table_close(rel, lock);
-        Some(table)
     }
 }
 

@@ -8,6 +8,7 @@ pub mod fast_entry;
 pub mod latest_scan;
 pub mod lwlock;
 pub mod nodes;
+pub mod page_stamp;
 pub mod planner_hook;
 pub mod privilege_hint;
 pub mod recovery;

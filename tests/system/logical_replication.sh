@@ -58,6 +58,10 @@ sync_wait() {
 phase "1. A (18) publishes everything, B (19) subscribes and writes too"
 q $A "INSERT INTO orders (seg, node) SELECT segment_next('order'), 'A' FROM generate_series(1, 100)"
 q $A "CREATE PUBLICATION everything FOR ALL TABLES"
+# B has made IDs before (two sessions: the second is served by the stamp of idgen.node_origins,
+# src/pg/page_stamp.rs); the rows the subscription's copy writes are seen all the same.
+q $B "SELECT snowflake_next()" >/dev/null
+q $B "SELECT snowflake_next()" >/dev/null
 PGOPTIONS="-c client_min_messages=warning" q $B "CREATE SUBSCRIPTION from_a CONNECTION 'host=127.0.0.1 port=$A dbname=postgres user=postgres' PUBLICATION everything"
 for i in $(seq 1 300); do
   [ "$(q $B "SELECT count(*) FROM pg_subscription_rel WHERE srsubstate <> 'r'")" = 0 ] && break
