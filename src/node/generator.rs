@@ -76,7 +76,7 @@ pub(super) fn msgid_layout() -> &'static Layout {
 }
 
 /// UUIDv7s' clock: 48 bits of milliseconds from 1970 and a 15-bit counter.
-pub fn uuidv7_layout() -> &'static Layout {
+pub(super) fn uuidv7_layout() -> &'static Layout {
     static LAYOUT: OnceCell<Layout> = OnceCell::new();
     LAYOUT.get_or_init(|| {
         Layout::parse(pg_idgen_core::uuidv7::LAYOUT_SPEC).expect("the UUIDv7 layout is valid")

@@ -155,9 +155,9 @@ pub fn cover_ms(ms: i64) -> Result<(), String> {
     if shared.mark_ms.load(Acquire) > ms {
         return Ok(());
     }
-    let g = super::generator::node();
-    let tick = g.layout.tick_of_ms(ms).unwrap_or(0);
-    MarkReserver(&g.layout).extend(&shared.clocks[Stream::Snowflake], tick, &|| None)
+    let snowflake = shared.clock(Stream::Snowflake);
+    let tick = snowflake.layout.tick_of_ms(ms).unwrap_or(0);
+    MarkReserver(snowflake.layout).extend(snowflake.state, tick, &|| None)
 }
 
 /// Moves every stream of the node past `ms` and reserves the Snowflake stream's next tick
