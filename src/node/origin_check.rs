@@ -5,8 +5,8 @@
 //! the clocks past the old IDs (`adopt`). The node-wide half, the files in the data directory, is
 //! node/origins.rs.
 
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
 
 use pgrx::prelude::*;
 use pgrx::PgSqlErrorCode;
@@ -17,7 +17,7 @@ use super::shared;
 use super::stream::Stream;
 use crate::pg::errors::{not_ready, IdError};
 use crate::pg::latest_scan::{scan_open, table_oid, with_table};
-use crate::pg::page_stamp::{self, PageStamp};
+use crate::pg::page_stamp;
 
 /// This backend's database was found to hold no other system's IDs (a backend serves one
 /// database; a refusal is not cached, so it ends as soon as the operator acts). A backend is one
@@ -152,75 +152,4 @@ pub fn adopt() {
             .raise()
     });
     CHECKED.store(true, Relaxed);
-}
-
-/// The databases found to hold no other system's IDs, each with the stamp of its
-/// `idgen.node_origins` then (pg/page_stamp.rs), in shared memory: while the stamp holds, a new
-/// backend need not open the table. One slot per database OID modulo their number (a collision
-/// only costs a scan); zeroed memory is empty (no database has OID 0); reset with shared memory.
-#[repr(C)]
-pub struct ClearDatabases {
-    slots: [ClearSlot; CLEAR_SLOTS],
-}
-
-const CLEAR_SLOTS: usize = 64;
-
-/// A sequence lock: `seq` is odd while a writer fills the slot, and a reader that sees it change
-/// (or odd) reads nothing.
-#[repr(C)]
-struct ClearSlot {
-    seq: AtomicU32,
-    database: AtomicU32,
-    table: AtomicU32,
-    tablespace: AtomicU32,
-    file: AtomicU32,
-    lsn: AtomicU64,
-}
-
-impl ClearDatabases {
-    fn slot(&self, database: u32) -> &ClearSlot {
-        &self.slots[database as usize % CLEAR_SLOTS]
-    }
-
-    /// The stamp `database` was last found clear with, if its slot holds one.
-    fn get(&self, database: u32) -> Option<PageStamp> {
-        let slot = self.slot(database);
-        let seq = slot.seq.load(Acquire);
-        if seq % 2 == 1 || slot.database.load(Relaxed) != database {
-            return None;
-        }
-        let stamp = PageStamp {
-            table: slot.table.load(Relaxed),
-            tablespace: slot.tablespace.load(Relaxed),
-            database,
-            file: slot.file.load(Relaxed),
-            lsn: slot.lsn.load(Relaxed),
-        };
-        // The reads above happen before the second look at seq.
-        fence(Acquire);
-        (slot.seq.load(Relaxed) == seq).then_some(stamp)
-    }
-
-    /// Records `stamp` for `database`, unless another backend is writing the slot (the next
-    /// backend's scan records it then).
-    fn put(&self, database: u32, stamp: PageStamp) {
-        let slot = self.slot(database);
-        let seq = slot.seq.load(Relaxed);
-        if seq % 2 == 1
-            || slot
-                .seq
-                .compare_exchange(seq, seq.wrapping_add(1), Acquire, Relaxed)
-                .is_err()
-        {
-            return;
-        }
-        // The stores below happen after the odd seq is seen.
-        fence(Release);
-        slot.database.store(database, Relaxed);
-        slot.table.store(stamp.table, Relaxed);
-        slot.tablespace.store(stamp.tablespace, Relaxed);
-        slot.file.store(stamp.file, Relaxed);
-        slot.lsn.store(stamp.lsn, Relaxed);
-        slot.seq.store(seq.wrapping_add(2), Release);
-    }
 }

@@ -36,7 +36,7 @@ pub struct Shared {
     /// IDs the node's clocks are above (`pg_idgen.origins`).
     pub origins: super::origins::OriginsState,
     /// The databases found to hold no other system's IDs, by their `idgen.node_origins`' stamp.
-    pub clear_databases: super::origin_check::ClearDatabases,
+    pub clear_databases: super::origins::ClearDatabases,
     /// Set at startup when the durable mark could not be read: generating could repeat IDs.
     /// Also set when WAL replay could not write a replayed mark into the file.
     pub mark_error: SharedText<512>,
