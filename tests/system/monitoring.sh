@@ -6,6 +6,9 @@
 #     the counter up by exactly N; a segment type drained -> its IDs left fall by what was taken;
 #     a lease released on a coordinator -> the counts per state change; refusals counted by reason;
 #   - promtool check rules and test rules (monitoring/alerts_test.yml);
+#   - CloudNativePG (monitoring/cloudnative-pg.yaml): its queries run as its exporter runs them
+#     (read-only, its search_path, on standbys too), and every alert test again from its metric
+#     names through monitoring/cloudnative-pg_rules.yml (and fails without one of the rules);
 #   - Prometheus itself on both exporters with monitoring/alerts.yml: libfaketime moves a node's
 #     clock back past idgen.max_drift -> IdgenGenerationRefused (clock_behind) and
 #     IdgenDriftNearMaxDrift fire, and clear once the clock is back; a coordinator stopped ->
@@ -54,6 +57,7 @@ for p in $NODE $COORD $LNODE; do
   q $p "CREATE EXTENSION pg_idgen; CREATE ROLE idgen_monitor LOGIN IN ROLE pg_monitor" >/dev/null
 done
 quietly() { "$@" >/dev/null; }
+fails() { ! "$@"; }
 mon() { psql -h 127.0.0.1 -p "$1" -U idgen_monitor -d postgres -X -q -A -t -v ON_ERROR_STOP=1 -c "$2"; }
 
 phase "a member of pg_monitor reads every status view, without the lease numbers"
@@ -123,7 +127,7 @@ check "promtool check metrics: pg_idgen's metrics follow the conventions" eq \
 check "... (it sees them: $(grep -c '^# TYPE' "$OUT/pg_idgen_metrics.txt") metrics)" test "$(grep -c '^# TYPE' "$OUT/pg_idgen_metrics.txt")" -gt 30
 printf '# HELP pg_idgen_x_ids a counter without _total\n# TYPE pg_idgen_x_ids counter\npg_idgen_x_ids 1\n' >"$OUT/bad_metrics.txt"
 check "control: promtool check metrics finds a counter without _total" ne "$(promtool check metrics <"$OUT/bad_metrics.txt" 2>&1)" ""
-check "the sql_exporter's recording rules are what tools/monitoring_rules.py writes" python3 "$REPO/tools/monitoring_rules.py" --check
+check "the recording rules and the CloudNativePG ConfigMap are what tools/monitoring_rules.py writes" python3 "$REPO/tools/monitoring_rules.py" --check
 
 start_pgx $COORD $PGX3
 pids_coord=$!
@@ -144,6 +148,30 @@ check "no clock_behind refusal yet" eq "$(num "$(ref)")" 0
 phase "promtool"
 check "promtool check rules" quietly promtool check rules "$REPO/monitoring/alerts.yml" "$REPO/monitoring/sql_exporter_rules.yml"
 check "promtool test rules" quietly promtool test rules "$REPO/monitoring/alerts_test.yml"
+
+phase "CloudNativePG: the ConfigMap's queries as its exporter runs them, and the alerts from its names"
+cnpg=$(python3 "$REPO/tests/system/cnpg_queries.py" "$REPO/monitoring/cloudnative-pg.yaml" $NODE idgen_monitor postgres)
+check "each query of monitoring/cloudnative-pg.yaml runs read-only with CloudNativePG's search_path, as a member of pg_monitor, on every instance, and returns the columns its metrics name" \
+  eq "$(grep '^problem:' <<<"$cnpg")" ""
+check "... the names CloudNativePG gives them ($(grep -vc '^problem:' <<<"$cnpg")) are those cloudnative-pg_rules.yml records" eq \
+  "$(grep -v '^problem:' <<<"$cnpg" | sort)" "$(grep -o 'expr: cnpg_.*' "$REPO/monitoring/cloudnative-pg_rules.yml" | cut -c7- | sort)"
+check "promtool check rules: cloudnative-pg_rules.yml" quietly promtool check rules "$REPO/monitoring/cloudnative-pg_rules.yml"
+# alerts_test.yml with its input series under CloudNativePG's names (cnpg_pg_idgen_...), the
+# recording rules evaluated before the alerts (a Prometheus server sees a recorded value one
+# evaluation later): every alert fires and clears as before.
+cnpg_test() { # cnpg_test RULES: alerts_test.yml so, into $OUT/alerts_test_cnpg.yml
+  sed -e '/series:/s/pg_idgen_/cnpg_pg_idgen_/' \
+    -e "s|^  - alerts.yml\$|  - $1\n  - $REPO/monitoring/alerts.yml\ngroup_eval_order: [pg_idgen_cloudnative_pg, pg_idgen]|" \
+    "$REPO/monitoring/alerts_test.yml" >"$OUT/alerts_test_cnpg.yml"
+}
+cnpg_test "$REPO/monitoring/cloudnative-pg_rules.yml"
+check "(the copy reads only CloudNativePG's names)" eq "$(grep 'series:' "$OUT/alerts_test_cnpg.yml" | grep -vc "series: 'cnpg_pg_idgen_")" 0
+check "promtool test rules: every alert from CloudNativePG's names, through cloudnative-pg_rules.yml" \
+  quietly promtool test rules "$OUT/alerts_test_cnpg.yml"
+grep -v -e 'record: pg_idgen_stream_drift_seconds$' -e 'expr: cnpg_pg_idgen_stream_drift_seconds$' \
+  "$REPO/monitoring/cloudnative-pg_rules.yml" >"$OUT/cnpg_rules_short.yml"
+cnpg_test "$OUT/cnpg_rules_short.yml"
+check "control: without the rule for the drift, promtool test rules fails" fails quietly promtool test rules "$OUT/alerts_test_cnpg.yml"
 
 phase "Prometheus on the exporters, with the alerts"
 # The alerts as shipped, but for IdgenReadHorizonHeld's threshold: 10 s instead of 300 (the
