@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The extension image (make image PG=N, tools/image.sh; PostgreSQL 18 and later) used as
 # CloudNativePG uses it: its layers unpacked, as a container runtime mounts an image volume, into
-# a directory standing for /extensions/pg_idgen, and a PostgreSQL that has no pg_idgen of its own
+# a directory standing for /extensions/pg-idgen (the volume docs/install.md's Cluster names), and a PostgreSQL that has no pg_idgen of its own
 # (a copy of this one without its files) finding everything there through extension_control_path
 # and dynamic_library_path, the settings CloudNativePG writes:
 #   - the image holds the library, the control file and the install and upgrade scripts, nothing
@@ -14,6 +14,7 @@
 #     pg_idgen UPDATE.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=$(port 0)
+fails() { ! "$@"; }
 [ "$PG" -ge 18 ] || skip_test "PostgreSQL $PG has no extension_control_path (18 and later)"
 apt_install_missing umoci
 NEW=$(sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1)
@@ -24,8 +25,23 @@ archive=$(bash "$REPO/tools/image.sh" --pg-config "$PG_CONFIG" --out "$out" 2>"$
 [ -f "$archive" ] || { tail -20 "$WORK/image_build.log"; check "the image was built" false; finish; }
 check "an OCI archive and layout: $(basename "$archive")" test -f "$out/pg_idgen-$NEW-pg$PG/index.json"
 
+# The Cluster of docs/install.md: its extension's name is the image volume's (CloudNativePG mounts
+# it at /extensions/<name>), and CloudNativePG 1.27.0 to 1.27.2 and 1.28.0 accept only a DNS label
+# there (^[a-z0-9]([-a-z0-9]*[a-z0-9])?$; an underscore from 1.27.3 and 1.28.1).
+volume=$(python3 - "$REPO/docs/install.md" <<'PY'
+import re, sys, yaml
+for block in re.findall(r"```yaml\n(.*?)```", open(sys.argv[1]).read(), re.S):
+    doc = yaml.safe_load(block)
+    if doc.get("kind") == "Cluster":
+        print(doc["spec"]["postgresql"]["extensions"][0]["name"])
+PY
+)
+check "docs/install.md's Cluster names the volume as every CloudNativePG from 1.27.0 accepts ('$volume')" \
+  grep -qE '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' <<<"$volume"
+check "control: the name with an underscore is refused by that pattern" fails grep -qE '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' <<<"pg_idgen"
+
 # The layers, applied in order into the mount, as a runtime does (from the archive, by hand).
-mnt="$WORK/image_mnt/pg_idgen"
+mnt="$WORK/image_mnt/${volume:-unnamed}"
 rm -rf "$WORK/image_mnt" && mkdir -p "$mnt"
 listing=$(python3 - "$archive" "$mnt" <<'PY'
 import io, json, sys, tarfile
