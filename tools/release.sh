@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every artifact of a version in one command (make release), into target/release/<version>/:
 #   postgresql-N-pg-idgen_<version>_<arch>.deb   for each supported major (tools/package.sh)
-#   pg_idgen-<version>-pgN.oci.tar               the extension image, 18 and later (tools/image.sh)
+#   pg_idgen-<version>-N-<distro>.oci.tar        the extension image, 18 and later (tools/image.sh)
 #   pg_idgen-<version>.tar.gz                    the source of HEAD (git archive)
 #   CHANGELOG-<version>.md                       the version's section of CHANGELOG.md
 #   SHA256SUMS                                   of all of them (sha256sum -c SHA256SUMS)
@@ -63,8 +63,8 @@ for m in $majors; do
   PG=$m bash -c 'source tests/helpers/lib.sh >/dev/null && bash tools/package.sh --pg-config "$PG_CONFIG" --out "$1"' _ "$out" >/dev/null
   if [ "$m" -ge 18 ]; then
     echo "release: PostgreSQL $m: the extension image" >&2
-    PG=$m bash -c 'source tests/helpers/lib.sh >/dev/null && bash tools/image.sh --pg-config "$PG_CONFIG" --out "$1"' _ "$out/image" >/dev/null
-    mv "$out/image/pg_idgen-$version-pg$m.oci.tar" "$out/"
+    archive=$(PG=$m bash -c 'source tests/helpers/lib.sh >/dev/null && bash tools/image.sh --pg-config "$PG_CONFIG" --out "$1"' _ "$out/image" | tail -1)
+    mv "$archive" "$out/"
   fi
 done
 rm -rf "$out/image"

@@ -56,7 +56,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 # Installs what is missing: Debian packages, then cargo-pgrx 0.19.3 (with the Rust chosen above).
 # Safe to run again.
 ensure_deps() {
-  apt_install_missing postgresql-15 postgresql-server-dev-15 libpq-dev libclang-dev clang sudo faketime gdb python3-psycopg2
+  apt_install_missing postgresql-15 postgresql-server-dev-15 libpq-dev libclang-dev clang sudo faketime gdb python3-psycopg2 python3-yaml
   if ! cargo pgrx --version 2>/dev/null | grep -q ' 0\.19\.3'; then
     log "installing cargo-pgrx 0.19.3 (a few minutes, once)"
     cargo install cargo-pgrx --version 0.19.3 --locked

@@ -4,8 +4,10 @@
 # a directory standing for /extensions/pg-idgen (the volume docs/install.md's Cluster names), and a PostgreSQL that has no pg_idgen of its own
 # (a copy of this one without its files) finding everything there through extension_control_path
 # and dynamic_library_path, the settings CloudNativePG writes:
-#   - the image holds the library, the control file and the install and upgrade scripts, nothing
-#     else, in one layer, labelled with the version and the PostgreSQL major;
+#   - the image holds the library, the control file, the install and upgrade scripts and the
+#     license, nothing else, in one layer, labelled with the version, the PostgreSQL major, the
+#     commit and CloudNativePG's labels, tagged <version>-<major>-<distro>;
+#   - built twice, the same digest and the same archive (reproducible);
 #   - control: the same server without the paths does not start, with PostgreSQL's message;
 #   - with them: the library is preloaded from the mount; CREATE EXTENSION; Snowflake IDs,
 #     UUIDv7s, TypeIDs, segments through the allocator worker; a restart, the IDs going on;
@@ -23,7 +25,28 @@ rm -rf "$out"
 phase "make image (tools/image.sh) for PostgreSQL $PG"
 archive=$(bash "$REPO/tools/image.sh" --pg-config "$PG_CONFIG" --out "$out" 2>"$WORK/image_build.log" | tail -1)
 [ -f "$archive" ] || { tail -20 "$WORK/image_build.log"; check "the image was built" false; finish; }
-check "an OCI archive and layout: $(basename "$archive")" test -f "$out/pg_idgen-$NEW-pg$PG/index.json"
+distro=$(. /etc/os-release && echo "$VERSION_CODENAME")
+check "an OCI archive and layout, tagged as CloudNativePG's extension images are: $(basename "$archive")" \
+  grep -q "\"org.opencontainers.image.ref.name\":\"$NEW-$PG-$distro\"" "$out/pg_idgen-$NEW-$PG-$distro/index.json"
+
+# Reproducible: the same commit built again (another output directory, the same install script:
+# pgrx orders the one it generates differently from build to build, tools/image.sh) gives the
+# same image, to the digest and the archive's bytes.
+first_sql="$WORK/image_first.sql"
+python3 - "$archive" "$first_sql" "pg_idgen--$NEW.sql" <<'PY'
+import io, json, sys, tarfile
+archive, dest, name = sys.argv[1:4]
+with tarfile.open(archive) as oci:
+    blob = lambda d: oci.extractfile("./blobs/sha256/" + d.split(":")[1]).read()
+    manifest = json.loads(blob(json.loads(oci.extractfile("./index.json").read())["manifests"][0]["digest"]))
+    with tarfile.open(fileobj=io.BytesIO(blob(manifest["layers"][0]["digest"]))) as t:
+        open(dest, "wb").write(t.extractfile("share/extension/" + name).read())
+PY
+rm -rf "$out.again"
+again=$(IDGEN_IMAGE_INSTALL_SQL=$first_sql bash "$REPO/tools/image.sh" --pg-config "$PG_CONFIG" --out "$out.again" 2>>"$WORK/image_build.log" | tail -1)
+digest() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["manifests"][0]["digest"])' "$(dirname "$1")/$(basename "$1" .oci.tar)/index.json"; }
+check "built twice: the same image digest ($(digest "$archive" | cut -c1-19))" eq "$(digest "$again")" "$(digest "$archive")"
+check "... and the same archive, byte for byte" cmp -s "$archive" "$again"
 
 # The Cluster of docs/install.md: its extension's name is the image volume's (CloudNativePG mounts
 # it at /extensions/<name>), and CloudNativePG 1.27.0 to 1.27.2 and 1.28.0 accept only a DNS label
@@ -58,13 +81,17 @@ with tarfile.open(archive) as oci:
             t.extractall(mnt, filter="data")
     labels = config["config"]["Labels"]
     print(len(manifest["layers"]), labels["org.opencontainers.image.version"], labels["io.pg-idgen.postgresql.major"],
+          labels.get("io.cloudnativepg.image.base.pgmajor"), labels.get("io.cloudnativepg.image.base.os"),
+          labels.get("org.opencontainers.image.revision"), config["config"].get("User"),
           " ".join(sorted(names)))
 PY
 )
-read -r layers label_version label_major files <<<"$listing"
-expected="lib/pg_idgen.so $(cd "$REPO/sql" && ls pg_idgen--*--*.sql | sed 's|^|share/extension/|' | tr '\n' ' ')share/extension/pg_idgen--$NEW.sql share/extension/pg_idgen.control"
+read -r layers label_version label_major cnpg_major cnpg_os revision user files <<<"$listing"
+expected="lib/pg_idgen.so licenses/pg_idgen/LICENSE $(cd "$REPO/sql" && ls pg_idgen--*--*.sql | sed 's|^|share/extension/|' | tr '\n' ' ')share/extension/pg_idgen--$NEW.sql share/extension/pg_idgen.control"
 check "one layer, labelled $NEW and PostgreSQL $PG" eq "$layers $label_version $label_major" "1 $NEW $PG"
-check "the library, the control file, the install and upgrade scripts, nothing else" eq \
+check "CloudNativePG's labels (PostgreSQL $PG on $distro), the commit, a user without rights" eq \
+  "$cnpg_major $cnpg_os $revision $user" "$PG $distro $(git -C "$REPO" rev-parse HEAD) 65532:65532"
+check "the library, the control file, the install and upgrade scripts, the license, nothing else" eq \
   "$files" "$(tr ' ' '\n' <<<"$expected" | grep -v '^$' | sort | tr '\n' ' ' | sed 's/ $//')"
 $SUDO chown -R postgres "$WORK/image_mnt"
 
