@@ -15,6 +15,7 @@ segment_next() of the new type fails (42704, unknown type).
 import json
 import os
 import sys
+import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,7 +37,7 @@ def main(conninfo):
     from django.core.management import call_command
     from django.db import DatabaseError, connection, transaction
 
-    from shop.models import Invoice, Order
+    from shop.models import Invoice, Member, Order
 
     call_command("migrate", "shop", verbosity=0)
     one = Order.objects.create(item="one")
@@ -61,6 +62,29 @@ def main(conninfo):
         and Invoice.objects.get(pk=inv.pk).item == "one",
         "db_default_bulk_create_ids": len({o.pk for o in inv_many if isinstance(o.pk, int)}),
         "db_default_rows": inv_rows, "db_default_all_snowflake": inv_snowflake,
+    })
+    # TypeIDs at the edge of a UUIDv7 key (Member): bulk_create() leaves DatabaseDefault objects,
+    # bulk_create_keyed() gives every object its key; a malformed TypeID or one of another type is
+    # Member.DoesNotExist, and the transaction around it goes on.
+    plain = Member.objects.bulk_create([Member(name=f"m{i}") for i in range(3)])
+    keyed = Member.objects.bulk_create_keyed([Member(name=f"k{i}") for i in range(10)])
+    first = Member.objects.with_typeid().get(pk=keyed[0].pk)
+    found_by = Member.objects.by_typeid(first.typeid)
+
+    def lookup(text):
+        try:
+            return Member.objects.by_typeid(text).name
+        except Member.DoesNotExist:
+            return "DoesNotExist"
+    with transaction.atomic():
+        refused = [lookup(t) for t in ("member_bad", first.typeid.replace("member_", "user_"), "")]
+        still = Member.objects.filter(name="k1").count()
+    found.update({
+        "typeid_plain_bulk_create_keys": len([o for o in plain if isinstance(o.pk, uuid.UUID)]),
+        "typeid_keyed_bulk_create_keys": len({o.pk for o in keyed if isinstance(o.pk, uuid.UUID)}),
+        "typeid_keyed_rows": Member.objects.filter(pk__in=[o.pk for o in keyed]).count(),
+        "typeid": first.typeid[:7], "typeid_found": found_by.name,
+        "typeid_refused": refused, "typeid_transaction_goes_on": still,
     })
     # The caveat: a segment type created in a transaction that has not committed (as in a TestCase)
     # cannot be used in it yet.

@@ -53,6 +53,11 @@ check "Django: create() and bulk_create() get Snowflake IDs back (101 distinct)"
   "$(field "$out" create_id_is_snowflake)|$(field "$out" bulk_create_ids)|$(field "$out" distinct)|$(field "$out" all_snowflake)" "True|100|101|True"
 check "Django 5 db_default: create() gets its Snowflake ID back; bulk_create() does not (Django 5.2), the rows get theirs" eq \
   "$(field "$out" db_default_create_id_is_snowflake)|$(field "$out" db_default_bulk_create_ids)|$(field "$out" db_default_rows)|$(field "$out" db_default_all_snowflake)" "True|0|11|True"
+check "Django, TypeIDs over a UUIDv7 key: bulk_create() gets no keys back (Django 5.2), the recipe's bulk_create_keyed() gets all 10, rows and objects alike" eq \
+  "$(field "$out" typeid_plain_bulk_create_keys)|$(field "$out" typeid_keyed_bulk_create_keys)|$(field "$out" typeid_keyed_rows)" "0|10|10"
+check "Django, TypeIDs: a member found by its TypeID (member_...); a malformed one, one of another type and '' are DoesNotExist, not a DataError, and the transaction goes on" eq \
+  "$(field "$out" typeid)|$(field "$out" typeid_found)|$(field "$out" typeid_refused)|$(field "$out" typeid_transaction_goes_on)" \
+  "member_|k0|['DoesNotExist', 'DoesNotExist', 'DoesNotExist']|1"
 check "Django: a segment type created in an open transaction is not usable in it (42704), and is once committed" eq \
   "$(field "$out" segment_in_open_transaction)|$(field "$out" segment_after_commit)" "42704|1"
 
