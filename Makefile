@@ -5,11 +5,12 @@
 #   make test PG=19   the whole suite on that PostgreSQL only (tests/all.sh)
 #   make run PG=16    the demo on that PostgreSQL (15 by default)
 #   make package PG=19  a Debian package for that PostgreSQL (15 by default), in target/debian
+#   make apt-repo     a signed apt repository of the packages of 15 to 19 (PG=N: one), in target/apt
 #   make image PG=18  the extension image for CloudNativePG (18 and later), in target/image
 #   make release      every artifact of this version (packages, images, source, sums), in target/release
 #   make upgrade-sql  the functions' SQL comments, then the upgrade script to this version, from
 #                     sql/upgrade/ and the install script
-.PHONY: run test bench package image release upgrade-sql
+.PHONY: run test bench package apt-repo image release upgrade-sql
 run:   ## build, install, start a throwaway cluster and show pg_idgen in psql
 	bash tests/demo.sh
 test:  ## every test layer, ending with "summary: N passed, N failed"
@@ -18,6 +19,8 @@ bench: ## ratios against baselines measured in the same run
 	bash tests/bench/bench.sh
 package: ## postgresql-N-pg-idgen_<version>_<arch>.deb for PG=N (tools/package.sh)
 	bash -c 'source tests/helpers/lib.sh && ensure_deps && bash tools/package.sh --pg-config "$$PG_CONFIG"'
+apt-repo: ## a signed apt repository of postgresql-N-pg-idgen for every supported major (PG=N: that one), in target/apt (tools/apt_repo.sh)
+	bash -c 'source tests/helpers/lib.sh && ensure_deps && apt_install_missing dpkg-dev gnupg && bash tools/apt_repo.sh --build'
 image: ## an OCI image of the extension's files for PG=N (18 or 19), for CloudNativePG (tools/image.sh)
 	bash -c 'source tests/helpers/lib.sh && ensure_deps && apt_install_missing umoci && bash tools/image.sh --pg-config "$$PG_CONFIG"'
 release: ## every artifact of this version into target/release/<version> (tools/release.sh)

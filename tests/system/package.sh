@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The Debian package (make package PG=N, tools/package.sh): built for this run's PostgreSQL, with
 # PGDG's layout. On 15, where Debian's postgresql-15 is installed, it is installed as a user
-# would (apt install ./file.deb, after removing the source install), the golden files run against
-# it, and it is removed again; the source install is put back whatever happens.
+# would (after removing the source install) from a signed apt repository of it (tools/apt_repo.sh,
+# whose signature apt checks; a control changes the signed file and apt refuses it), the golden
+# files run against it, and it is removed again; the source install is put back whatever happens.
 # idgen-test: alone on 15 (there it removes the source install and installs the package in its place)
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 PORT=$(port 0)
+quietly() { "$@" >/dev/null 2>&1; }
+fails() { ! "$@"; }
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$REPO/Cargo.toml" | head -1)
 arch=$(dpkg --print-architecture)
 name=postgresql-$PG-pg-idgen
@@ -60,11 +63,34 @@ trap restore EXIT
 # A user who installed from source first removes that install, then installs the package.
 $SUDO rm -f "$libdir/pg_idgen.so" "$extdir"/pg_idgen.control "$extdir"/pg_idgen--*.sql
 check "the source install is gone" not_grep -q . <<<"$(ls "$libdir/pg_idgen.so" "$extdir"/pg_idgen* 2>/dev/null)"
-log "apt install ./$(basename "$deb")"
+# From a signed apt repository of it (make apt-repo, tools/apt_repo.sh), as its pg-idgen.sources
+# says, with apt's own lists kept apart from the system's.
+apt_install_missing dpkg-dev gnupg >/dev/null 2>&1 || true
+repo=$(bash "$REPO/tools/apt_repo.sh" --out "$out/apt" "$deb" 2>"$out/apt_repo.log") || cat "$out/apt_repo.log"
+check "make apt-repo's tool builds a signed repository of the package" test -s "$repo/dists/$(. /etc/os-release && echo "$VERSION_CODENAME")/InRelease"
+aptdir=$out/aptstate
+# apt_in DIR ARGS...: apt-get with the sources, lists and cache of DIR only.
+apt_in() {
+  local dir=$1
+  shift
+  mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get -q -o APT::Sandbox::User=root -o Dir::Etc::SourceList=/dev/null \
+    -o "Dir::Etc::SourceParts=$dir/sources.d" -o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache" "$@"
+}
+mkdir -p "$aptdir/sources.d"
+sed "s|/usr/share/keyrings/|$repo/|" "$repo/pg-idgen.sources" >"$aptdir/sources.d/pg-idgen.sources"
+check "apt update reads it and checks its signature with the keyring it ships" quietly apt_in "$aptdir" update
+tampered=$out/apt_tampered
+cp -r "$repo" "$tampered"
+sed -i 's/^Label: pg_idgen$/Label: pg_idgeN/' "$tampered"/dists/*/InRelease
+mkdir -p "$aptdir/t/sources.d"
+sed "s|$repo|$tampered|g" "$aptdir/sources.d/pg-idgen.sources" >"$aptdir/t/sources.d/pg-idgen.sources"
+check "control: a copy whose InRelease was changed after signing is refused" fails quietly apt_in "$aptdir/t" update
+log "apt install $name (from the repository)"
 status=0
-(cd "$out" && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "./$(basename "$deb")" >/dev/null 2>"$out/apt.err") || status=$?
+apt_in "$aptdir" install -y -qq "$name" >/dev/null 2>"$out/apt.err" || status=$?
 show_errors "$out/apt.err"
-check "apt install ./$(basename "$deb") succeeds" eq "$status" 0
+check "apt install $name from the repository succeeds" eq "$status" 0
 check "dpkg lists $name $version as installed" eq "$(dpkg-query -W -f='${Status} ${Version}' "$name")" "install ok installed $version"
 check "the package owns the library" grep -q "^$name: " <<<"$(dpkg -S "$libdir/pg_idgen.so" 2>&1)"
 
