@@ -3,14 +3,16 @@
 #   postgresql-N-pg-idgen_<version>_<arch>.deb   for each supported major (tools/package.sh)
 #   pg_idgen-<version>-N-<distro>.oci.tar        the extension image, 18 and later (tools/image.sh)
 #   pg_idgen-<version>.tar.gz                    the source of HEAD (git archive)
+#   pg_idgen-<version>.zip                       the same for PGXN, with META.json (tools/pgxn.sh)
 #   CHANGELOG-<version>.md                       the version's section of CHANGELOG.md
 #   SHA256SUMS                                   of all of them (sha256sum -c SHA256SUMS)
 # First it checks that the version is the same everywhere it is written, and refuses otherwise:
 # Cargo.toml (which the control file's default_version and the install script's name come from),
 # the newest section of CHANGELOG.md, an upgrade script to it from the newest release
-# (sql/pg_idgen--<previous>--<version>.sql), and sql/released/ (a released version's install
-# script, if there is one, is the one this build makes); after the build, each package's control
-# file and each image's label.
+# (sql/pg_idgen--<previous>--<version>.sql), sql/released/ (a released version's install
+# script, if there is one, is the one this build makes) and META.json (its version, and "stable"
+# once CHANGELOG.md says released); after the build, each package's control file and each image's
+# label.
 #
 #   tools/release.sh [--majors "15 16 17 18 19"] [--out DIR] [--check]    (--check: the versions only)
 #   tools/release.sh --root DIR --check                                  (another tree's files)
@@ -51,7 +53,13 @@ if [ "$(printf '%s\n%s\n' "$newest" "$version" | sort -V | tail -1)" != "$versio
 fi
 state="a pre-release: CHANGELOG.md says unreleased"
 [ "$heading" = "## $version" ] && state="released"
-echo "release: $version ($state); Cargo.toml, the control file, CHANGELOG.md and the SQL scripts agree"
+meta=$(python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); print(m["version"], m["provides"]["pg_idgen"]["version"], m["release_status"])' "$root/META.json" 2>/dev/null) ||
+  refuse "no META.json (PGXN's) with a version, pg_idgen's in provides and a release_status"
+want_status=testing
+[ "$state" = released ] && want_status=stable
+[ "$meta" = "$version $version $want_status" ] ||
+  refuse "META.json says \"$meta\" (version, provides, release_status), not \"$version $version $want_status\""
+echo "release: $version ($state); Cargo.toml, the control file, CHANGELOG.md, META.json and the SQL scripts agree"
 [ -z "$check_only" ] || exit 0
 [ "$root" = "$repo" ] || refuse "--root is for --check only"
 
@@ -69,6 +77,7 @@ for m in $majors; do
 done
 rm -rf "$out/image"
 git -C "$repo" archive --format=tar --prefix="pg_idgen-$version/" HEAD | gzip -n >"$out/pg_idgen-$version.tar.gz"
+mv "$(bash tools/pgxn.sh | tail -1)" "$out/"
 [ -z "$(git -C "$repo" status --porcelain)" ] ||
   echo "release: note: the work tree has changes that are not committed; the source tarball is HEAD's" >&2
 awk -v v="$version" '/^## / { if (on) exit; on = (index($0, "## " v) == 1) } on' "$repo/CHANGELOG.md" >"$out/CHANGELOG-$version.md"
@@ -92,6 +101,6 @@ PY
   [ "$label" = "$version" ] || refuse "$(basename "$img"): labelled $label"
 done
 shopt -s nullglob
-(cd "$out" && sha256sum -- *.deb *.oci.tar *.tar.gz CHANGELOG-"$version".md >SHA256SUMS)
+(cd "$out" && sha256sum -- *.deb *.oci.tar *.tar.gz *.zip CHANGELOG-"$version".md >SHA256SUMS)
 echo "release: $(wc -l <"$out/SHA256SUMS") artifacts in $out" >&2
 echo "$out"
