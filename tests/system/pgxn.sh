@@ -38,7 +38,8 @@ check "... the library, the control file, the install and every upgrade script, 
   "$(cd "$work/dest" && find . -type f | sed 's|^\.||' | sort | tr '\n' ' ')" \
   "$( (echo "${lib#"$work/dest"}/pg_idgen.so"; echo "${ext#"$work/dest"}/pg_idgen.control"; echo "${ext#"$work/dest"}/pg_idgen--$version.sql"
       cd "$REPO/sql" && ls pg_idgen--*--*.sql | sed "s|^|${ext#"$work/dest"}/|") | sort | tr '\n' ' ')"
-check "... a library for this PostgreSQL (its magic block), with every SQL function's symbol" eq \
-  "$(nm -D --defined-only "$lib/pg_idgen.so" | grep -c ' Pg_magic_func$')|$(grep -o "'[a-z0-9_]*_wrapper'" "$ext/pg_idgen--$version.sql" | tr -d "'" | sort -u |
-    while read -r f; do nm -D --defined-only "$lib/pg_idgen.so" | grep -q " $f\$" || echo "$f"; done | wc -l)" "1|0"
+nm -D --defined-only "$lib/pg_idgen.so" | awk '{print $NF}' | sort -u >"$work/symbols"
+missing=$(grep -o "'[a-z0-9_]*_wrapper'" "$ext/pg_idgen--$version.sql" | tr -d "'" | sort -u | comm -23 - "$work/symbols")
+check "... a library for this PostgreSQL (its magic block), with every SQL function's symbol${missing:+ (missing: $(head -3 <<<"$missing" | tr '\n' ' '))}" eq \
+  "$(grep -cx Pg_magic_func "$work/symbols")|$(grep -c . <<<"$missing" || true)" "1|0"
 finish
