@@ -26,6 +26,9 @@ CASES = [
     ("INSERT, bigserial (baseline)", "INSERT INTO connect_big (v) VALUES (1)", None),
     ("INSERT, DEFAULT snowflake_next()", "INSERT INTO connect_sf (v) VALUES (1)", "INSERT, bigserial (baseline)"),
     ("INSERT, DEFAULT uuidv7_next()", "INSERT INTO connect_v7 (v) VALUES (1)", "INSERT, bigserial (baseline)"),
+    # References: a UUID key made by PostgreSQL itself, and by another extension's C function (what
+    # the first call of any extension's function costs a new backend).
+    ("INSERT, DEFAULT gen_random_uuid() (reference)", "INSERT INTO connect_rnd (v) VALUES (1)", "INSERT, bigserial (baseline)"),
 ]
 
 setup = psycopg2.connect(CONNINFO)
@@ -38,9 +41,20 @@ with setup.cursor() as cur:
         CREATE TABLE connect_big (id bigserial PRIMARY KEY, v int);
         CREATE TABLE connect_sf (id bigint PRIMARY KEY DEFAULT snowflake_next(), v int);
         CREATE TABLE connect_v7 (id uuid PRIMARY KEY DEFAULT uuidv7_next(), v int);
+        DROP TABLE IF EXISTS connect_rnd, connect_pgv7;
+        CREATE TABLE connect_rnd (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int);
         SELECT idgen.segment_create('connect') WHERE NOT EXISTS
             (SELECT FROM idgen.segments WHERE biz_type = 'connect');
     """)
+    # pg_uuidv7 (the peers' part of make bench builds it), when this PostgreSQL has it.
+    cur.execute("SELECT count(*) FROM pg_available_extensions WHERE name = 'pg_uuidv7'")
+    if cur.fetchone()[0]:
+        cur.execute("""
+            CREATE EXTENSION IF NOT EXISTS pg_uuidv7;
+            CREATE TABLE connect_pgv7 (id uuid PRIMARY KEY DEFAULT uuid_generate_v7(), v int);
+        """)
+        CASES.append(("INSERT, DEFAULT uuid_generate_v7() (pg_uuidv7, reference)",
+                      "INSERT INTO connect_pgv7 (v) VALUES (1)", "INSERT, bigserial (baseline)"))
 setup.close()
 
 
