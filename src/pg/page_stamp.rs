@@ -101,19 +101,23 @@ pub unsafe fn stamp_settled(
 }
 
 /// Whether the table still holds what it held when `stamp` was taken: its file has one page, of
-/// the stamp's LSN. Takes AccessShareLock on the table for the rest of the transaction, as opening
-/// it would (a TRUNCATE or a VACUUM that shortens the file waits for it, and one that committed
-/// first has emptied the old file); if the lock is not free at once, answers false and the caller
-/// opens the table (and waits there, as before), so that an OID some other table has since taken
-/// never makes it wait.
+/// the stamp's LSN. Reads it under AccessShareLock on the table, as opening it would (a TRUNCATE or
+/// a VACUUM that shortens the file waits for it, and one that committed first has emptied the old
+/// file), and releases the lock after, as closing it would (none is kept to the end of the caller's
+/// transaction). If the lock is not free at once, answers false and the caller opens the table (and
+/// waits there, as before), so that an OID some other table has since taken never makes it wait.
 pub fn unchanged(stamp: &PageStamp) -> bool {
-    // SAFETY: a lock by OID (a tag: an OID no table has any more locks nothing of use), then the
-    // page read as page_lsn does.
+    let table = pg_sys::Oid::from(stamp.table);
+    let lock = pg_sys::AccessShareLock as pg_sys::LOCKMODE;
+    // SAFETY: a lock by OID (a tag: an OID no table has any more locks nothing of use), the page
+    // read as page_lsn does, and the same lock released.
     unsafe {
-        pg_sys::ConditionalLockRelationOid(
-            pg_sys::Oid::from(stamp.table),
-            pg_sys::AccessShareLock as pg_sys::LOCKMODE,
-        ) && page_lsn(stamp) == Some(stamp.lsn)
+        if !pg_sys::ConditionalLockRelationOid(table, lock) {
+            return false;
+        }
+        let same = page_lsn(stamp) == Some(stamp.lsn);
+        pg_sys::UnlockRelationOid(table, lock);
+        same
     }
 }
 

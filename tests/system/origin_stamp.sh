@@ -9,7 +9,7 @@
 #   (its own change is never stamped); pg_restore --data-only --disable-triggers; another database
 #   beside a clear one. Logical replication's copy is tests/system/logical_replication.sh's.
 # Whether the stamp served a session is counted: pg_stat_user_tables.seq_scan of idgen.node_origins
-# (the fast path reads no row of it).
+# (the fast path reads no row of it); a transaction so served keeps no lock on the table.
 # On the PostgreSQL under test and on 19 (whose buffer lock is another call).
 # (Controls, run by hand: with page_stamp::unchanged answering true without looking, 8 checks
 # fail; without the page count, "on a second page" fails; without the check of the caller's own
@@ -51,6 +51,11 @@ run_on() {
   for i in $(seq 1 10); do first_id $P; done >/dev/null
   check "$major: ten new sessions' first IDs read the stamp: no scan of idgen.node_origins" eq "$(($(scans $P) - before))" 0
 
+  # The stamp is read under the table's lock and lets it go, as opening the table would: a long
+  # transaction that took its first ID does not hold it (a TRUNCATE of the table would wait).
+  check "$major: a transaction served by the stamp holds no lock on idgen.node_origins after its first ID" eq \
+    "$(psql -h 127.0.0.1 -p $P -U postgres -X -q -A -t -c "BEGIN" -c "SELECT snowflake_next() > 0" \
+      -c "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND relation = 'idgen.node_origins'::regclass" -c "COMMIT" | tr '\n' ' ')" "t 0 "
   warm INSERT
   q $P "INSERT INTO idgen.node_origins (system_identifier) VALUES (7002)"
   check "$major: an INSERT of another system's row: the next session refuses" eq "$(first_id $P)" "ERROR:  55000"
