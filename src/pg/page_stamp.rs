@@ -23,10 +23,9 @@ pub struct PageStamp {
     pub lsn: u64,
 }
 
-/// The stamp of `table` as `scan` reads it, when the table is permanent, has one page, no row
-/// version on it is in progress or the caller's own, `scan` accepts every live row (it is passed
-/// each row's `datum(attnum)`), and the page's LSN is the same after the scan as before. The caller
-/// holds the table open (`rel`).
+/// The stamp of the open table `rel`, when it is permanent and has one page, no row version on that
+/// page is in progress or the caller's own, `accept` accepts every live row (it is passed each
+/// row's `datum(attnum)`), and the page's LSN is the same after the scan as before; None otherwise.
 ///
 /// # Safety
 /// `rel` is an open relation, locked at least AccessShareLock.
