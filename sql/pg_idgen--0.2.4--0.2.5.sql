@@ -1576,6 +1576,22 @@ IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."within_range_support"
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'within_range_wrapper';
 
+CREATE  FUNCTION idgen_internal."key_range_estimate_support"(
+	"request" internal /* Internal */
+) RETURNS internal /* Internal */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'key_range_estimate_support_wrapper';
+
+-- requires:
+--   key_range_estimate_support
+CREATE  FUNCTION idgen_internal."key_range_estimate"(
+	"key" uuid /* Option < Uuid > */
+) RETURNS bool /* bool */
+IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."key_range_estimate_support"
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'key_range_estimate_wrapper';
+
 COMMENT ON FUNCTION id_worker_id(bigint) IS
   'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
 
@@ -1768,6 +1784,12 @@ COMMENT ON FUNCTION id_span(interval, text) IS
 COMMENT ON FUNCTION idgen.snowflake_start_after(timestamptz) IS
   'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
 
+COMMENT ON FUNCTION idgen_internal.key_range_estimate(uuid) IS
+  'Always true: the marker of a UUID key whose range the planner estimates from the key''s histogram (key_range_estimate_support), added beside a time condition''s key range (idgen.time_conditions) and taken out of the plan once made.';
+
+COMMENT ON FUNCTION idgen_internal.key_range_estimate_support(internal) IS
+  'The planner support function of key_range_estimate: the estimates of the key''s range conditions from its histogram, and 1 for itself.';
+
 COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
   'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
 
@@ -1782,6 +1804,10 @@ COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
 
 COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
   'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
+
+-- True for every argument, raising nothing: a security barrier lets it down to the key's relation
+-- with the range it estimates.
+ALTER FUNCTION idgen_internal.key_range_estimate(uuid) LEAKPROOF;
 
 COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
   'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. The lease number is required (42501 without it): it proves the holder. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';

@@ -84,6 +84,10 @@ COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamp, boolean, text) IS
   'id_time_upper of a timestamp without time zone, in the session''s TimeZone.';
 COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamptz, boolean, text) IS
   'The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if none: what id_timestamp(id, layout) <= ts adds as id <= this.';
+COMMENT ON FUNCTION idgen_internal.key_range_estimate(uuid) IS
+  'Always true: the marker of a UUID key whose range the planner estimates from the key''s histogram (key_range_estimate_support), added beside a time condition''s key range (idgen.time_conditions) and taken out of the plan once made.';
+COMMENT ON FUNCTION idgen_internal.key_range_estimate_support(internal) IS
+  'The planner support function of key_range_estimate: the estimates of the key''s range conditions from its histogram, and 1 for itself.';
 COMMENT ON FUNCTION idgen_internal.layout_catalog() IS
   'Rows of the idgen.layouts view.';
 COMMENT ON FUNCTION idgen_internal.node_status() IS
@@ -201,6 +205,9 @@ COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
 -- </functions>
 -- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
 ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
+-- True for every argument, raising nothing: a security barrier lets it down to the key's relation
+-- with the range it estimates.
+ALTER FUNCTION idgen_internal.key_range_estimate(uuid) LEAKPROOF;
 
 -- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON VIEW idgen.read_horizon_holders IS

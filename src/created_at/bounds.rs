@@ -310,6 +310,8 @@ pub(super) struct Bounds {
     found: Vec<(&'static CStr, TimeType, Option<pg_sys::Oid>)>,
     /// `within_range`, if looked up.
     within: Option<Option<pg_sys::Oid>>,
+    /// `key_range_estimate`, if looked up.
+    estimate: Option<Option<pg_sys::Oid>>,
 }
 
 impl Bounds {
@@ -341,12 +343,18 @@ impl Bounds {
 
     /// `within_range(boolean)`, if this role may run it.
     pub fn within_range(&mut self) -> Option<pg_sys::Oid> {
-        if self.within.is_none() {
-            let schema = *self.schema.get_or_insert_with(internal_schema);
-            self.within =
-                Some(schema.and_then(|s| lookup(s, c"within_range", &[pg_sys::BOOLOID], "")));
-        }
-        self.within.flatten()
+        let schema = *self.schema.get_or_insert_with(internal_schema);
+        *self.within.get_or_insert_with(|| {
+            schema.and_then(|s| lookup(s, c"within_range", &[pg_sys::BOOLOID], ""))
+        })
+    }
+
+    /// `key_range_estimate(uuid)`, if this role may run it.
+    pub fn key_range_estimate(&mut self) -> Option<pg_sys::Oid> {
+        let schema = *self.schema.get_or_insert_with(internal_schema);
+        *self.estimate.get_or_insert_with(|| {
+            schema.and_then(|s| lookup(s, c"key_range_estimate", &[pg_sys::UUIDOID], ""))
+        })
     }
 
     fn key_function(

@@ -8,10 +8,10 @@ use std::ffi::CStr;
 use pgrx::pg_sys;
 
 use crate::node::layouts::{layout_named, node_layout};
-use crate::pg::nodes::{c_symbol, cells, is_a, text_constant};
+use crate::pg::nodes::{c_symbol, cells, is_a, rte_of, text_constant};
 
 /// The btree operator family of uuid (pg_opfamily.dat: a fixed OID).
-const UUID_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2968);
+pub(super) const UUID_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2968);
 
 pub(super) struct Decoder {
     /// The C symbol the function runs.
@@ -129,6 +129,10 @@ pub(super) struct Decoded {
     /// The decoder's call, as written (in the query, a view or a virtual column's expression):
     /// its function and any arguments after the key.
     pub call: *mut pg_sys::FuncExpr,
+    /// Whether the key is a column of a table, partitioned table or materialized view, whose
+    /// statistics `estimates.rs` reads (not of a foreign table, whose conditions may be sent to
+    /// another server).
+    pub local: bool,
 }
 
 /// A decoder call over a plain column. `column` replaces the column it names (for a virtual
@@ -170,6 +174,15 @@ pub(super) unsafe fn recognise(
             Proof::Always => true,
             Proof::Version7Check => version7(key, q, column)?,
         };
+        let local = rte_of(column.unwrap_or(key), q).is_some_and(|rte| {
+            (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION
+                && [
+                    pg_sys::RELKIND_RELATION,
+                    pg_sys::RELKIND_PARTITIONED_TABLE,
+                    pg_sys::RELKIND_MATVIEW,
+                ]
+                .contains(&((*rte).relkind as u8))
+        });
         let key = match column {
             None => key,
             // The virtual column's row: the key column of the same table, where the column read is.
@@ -181,6 +194,7 @@ pub(super) unsafe fn recognise(
             layout,
             exact,
             call: f,
+            local,
         })
     }
 }

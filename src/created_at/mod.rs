@@ -21,10 +21,13 @@
 //! - `wrappers.rs`: the local times of a time ORMs write (`::date`, `AT TIME ZONE`, `date_trunc`);
 //! - `local_time.rs`: the instants such a local time can hold for (the core's arithmetic,
 //!   `pg_idgen_core::local_time`, over the zone's offsets);
+//! - `estimates.rs`: a UUID key's range estimated from the key's histogram, which PostgreSQL
+//!   cannot place a uuid inside;
 //! - `bounds.rs`: the bound functions (the core's arithmetic, `pg_idgen_core::time_bounds`) and
 //!   how a statement finds them.
 mod bounds;
 mod decoders;
+mod estimates;
 mod key_of;
 mod local_time;
 mod min_max;

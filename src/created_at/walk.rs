@@ -17,6 +17,7 @@ use pgrx::pg_sys;
 
 use super::bounds::{Bounds, TimeType};
 use super::decoders::Decoded;
+use super::estimates::{marker_of, strip};
 use super::key_of::decoded_key;
 use super::local_time::{date_midnight, local_exact, served};
 use super::min_max::min_max_by_key;
@@ -24,20 +25,25 @@ use super::order_by::order_by_key;
 use super::wrappers::{unwrap, Wrapped};
 use crate::gucs;
 use crate::pg::nodes::{cells, conjuncts, is_a, list_of, text_constant};
+use crate::pg::planner_hook::After;
 
 /// The most ranges added to one statement: each narrows what is read, so a few serve, and
 /// thousands of conditions must not cost thousands of comparisons each.
 pub(super) const MAX_RANGES: usize = 64;
 const MAX_DEPTH: usize = 64;
 
-/// The planner hook's work: every statement's tree, before it is planned.
-pub(super) fn add_key_ranges(parse: *mut pg_sys::Query) {
+/// The planner hook's work: every statement's tree, before it is planned; and, where it added
+/// the markers of UUID keys' ranges (`estimates.rs`), their removal from the plan once made.
+pub(super) fn add_key_ranges(parse: *mut pg_sys::Query) -> Option<After> {
     if !gucs::time_conditions() || parse.is_null() {
-        return;
+        return None;
     }
     let mut cx = Context::default();
     // SAFETY: the planner's Query, which it lets its hook change.
     unsafe { visit_query(parse, &mut cx, 0) };
+    let marker = cx.marked?;
+    // SAFETY: the plan the planner made of this tree.
+    Some(Box::new(move |stmt| unsafe { strip(stmt, marker) }))
 }
 
 #[derive(Default)]
@@ -45,6 +51,8 @@ struct Context {
     bounds: Bounds,
     /// Ranges added so far.
     added: usize,
+    /// The marker function, once a marker was added.
+    marked: Option<pg_sys::Oid>,
 }
 
 /// SAFETY: `q` is a Query of the planner's tree.
@@ -109,6 +117,8 @@ unsafe fn with_ranges(
         let all = conjuncts(quals);
         let mut kept: Vec<*mut pg_sys::Node> = Vec::with_capacity(all.len());
         let mut added: Vec<*mut pg_sys::Node> = Vec::new();
+        // The UUID keys whose ranges are added, for their markers.
+        let mut estimated: Vec<*mut pg_sys::Var> = Vec::new();
         // The conditions a range could equal (a comparison with a function call on its right),
         // found once, at the first range.
         let mut comparable: Option<Vec<*mut pg_sys::Node>> = None;
@@ -121,6 +131,14 @@ unsafe fn with_ranges(
                 }
             } else if is_a(c, pg_sys::NodeTag::T_OpExpr) && cx.added < MAX_RANGES {
                 if let Some(range) = implied(c as *mut pg_sys::OpExpr, q, cx) {
+                    if let Some(key) = range.estimated {
+                        if !estimated
+                            .iter()
+                            .any(|&k| pg_sys::equal(k.cast(), key.cast()))
+                        {
+                            estimated.push(key);
+                        }
+                    }
                     // Whether every condition of the range is there now (added, or already in
                     // the query), which an exact range needs to stand for the comparison.
                     let mut whole = true;
@@ -167,8 +185,37 @@ unsafe fn with_ranges(
         if added.is_empty() && kept.len() == all.len() {
             return quals;
         }
-        kept.extend(added);
-        pg_sys::makeBoolExpr(pg_sys::BoolExprType::AND_EXPR, list_of(&kept), -1).cast()
+        // The markers first: PostgreSQL estimates a relation's conditions in their order.
+        let mut conditions = markers(&estimated, &all, cx);
+        conditions.extend(kept);
+        conditions.extend(added);
+        pg_sys::makeBoolExpr(pg_sys::BoolExprType::AND_EXPR, list_of(&conditions), -1).cast()
+    }
+}
+
+/// The markers `key_range_estimate(key)` of UUID keys whose ranges are added, but for any the
+/// conditions have already (Citus sends a shard what its coordinator's hook added); none where the
+/// role may not run the function.
+///
+/// SAFETY: `keys` are Vars and `present` expressions of the query.
+unsafe fn markers(
+    keys: &[*mut pg_sys::Var],
+    present: &[*mut pg_sys::Node],
+    cx: &mut Context,
+) -> Vec<*mut pg_sys::Node> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let Some(marker) = cx.bounds.key_range_estimate() else {
+        return Vec::new();
+    };
+    cx.marked = Some(marker);
+    // SAFETY: nodes built and compared by PostgreSQL's functions.
+    unsafe {
+        keys.iter()
+            .map(|&key| marker_of(key, marker))
+            .filter(|&m| !present.iter().any(|&p| pg_sys::equal(p.cast(), m.cast())))
+            .collect()
     }
 }
 
@@ -210,6 +257,9 @@ struct Range {
     /// Whether it holds exactly where the comparison does, for every key the decoder takes
     /// (`Decoded::exact`): then it replaces the comparison.
     exact: bool,
+    /// The key, where it is a UUID of a table whose statistics estimate the range
+    /// (`estimates.rs`).
+    estimated: Option<*mut pg_sys::Var>,
 }
 
 /// The key range one comparison implies, if any.
@@ -253,6 +303,7 @@ unsafe fn implied(
                     return Some(Range {
                         conditions,
                         exact: found.exact,
+                        estimated: estimated(&found),
                     });
                 }
             }
@@ -305,10 +356,19 @@ unsafe fn implied(
                     .is_some_and(|(z, raw)| {
                         local_exact(raw, unit.as_deref(), z, (lower, upper, inclusive))
                     });
-            return Some(Range { conditions, exact });
+            return Some(Range {
+                conditions,
+                exact,
+                estimated: estimated(&found),
+            });
         }
         None
     }
+}
+
+/// The key of a range `estimates.rs` estimates: a UUID column of a table.
+fn estimated(found: &Decoded) -> Option<*mut pg_sys::Var> {
+    (found.decoder.key_type == pg_sys::UUIDOID && found.local).then_some(found.key)
 }
 
 /// A date or timestamp constant's representation (a date as its midnight), if `t` is one and not

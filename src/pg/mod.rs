@@ -10,6 +10,7 @@ pub mod lwlock;
 pub mod nodes;
 pub mod page_stamp;
 pub mod planner_hook;
+pub mod plans;
 pub mod privilege_hint;
 pub mod recovery;
 pub mod shmem;

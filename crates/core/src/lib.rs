@@ -14,6 +14,7 @@ pub mod ff1;
 pub mod field;
 pub mod files;
 pub mod generator;
+pub mod histogram;
 pub mod horizon;
 pub mod layout;
 pub mod layout_history;
