@@ -1592,6 +1592,22 @@ IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."key_range_estimate_support"
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'key_range_estimate_wrapper';
 
+CREATE  FUNCTION idgen_internal."uuid_smaller"(
+	"a" uuid, /* Uuid */
+	"b" uuid /* Uuid */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_smaller_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuid_larger"(
+	"a" uuid, /* Uuid */
+	"b" uuid /* Uuid */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_larger_wrapper';
+
 COMMENT ON FUNCTION id_worker_id(bigint) IS
   'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
 
@@ -1790,6 +1806,12 @@ COMMENT ON FUNCTION idgen_internal.key_range_estimate(uuid) IS
 COMMENT ON FUNCTION idgen_internal.key_range_estimate_support(internal) IS
   'The planner support function of key_range_estimate: the estimates of the key''s range conditions from its histogram, and 1 for itself.';
 
+COMMENT ON FUNCTION idgen_internal.uuid_larger(uuid, uuid) IS
+  'The larger of two UUIDs in uuid''s order (a memcmp of the bytes): the transition and combine function of idgen_internal.max_key(uuid).';
+
+COMMENT ON FUNCTION idgen_internal.uuid_smaller(uuid, uuid) IS
+  'The smaller of two UUIDs in uuid''s order: the transition and combine function of idgen_internal.min_key(uuid).';
+
 COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
   'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
 
@@ -1808,6 +1830,22 @@ COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
 -- True for every argument, raising nothing: a security barrier lets it down to the key's relation
 -- with the range it estimates.
 ALTER FUNCTION idgen_internal.key_range_estimate(uuid) LEAKPROOF;
+
+-- min and max of a UUID key, which PostgreSQL has none of: what min and max of a UUIDv7's time
+-- become (idgen.time_conditions), read from the key's index in one row as max(id) is (SORTOP).
+CREATE AGGREGATE idgen_internal.max_key(uuid) (
+    SFUNC = idgen_internal.uuid_larger, STYPE = uuid,
+    COMBINEFUNC = idgen_internal.uuid_larger, SORTOP = >, PARALLEL = SAFE);
+
+CREATE AGGREGATE idgen_internal.min_key(uuid) (
+    SFUNC = idgen_internal.uuid_smaller, STYPE = uuid,
+    COMBINEFUNC = idgen_internal.uuid_smaller, SORTOP = <, PARALLEL = SAFE);
+
+COMMENT ON AGGREGATE idgen_internal.max_key(uuid) IS
+  'The largest UUID, read from an index on it: what max(uuidv7_timestamp(id)) becomes, uuidv7_timestamp(max_key(id)) (idgen.time_conditions).';
+
+COMMENT ON AGGREGATE idgen_internal.min_key(uuid) IS
+  'The smallest UUID, read from an index on it: what min(uuidv7_timestamp(id)) becomes (idgen.time_conditions).';
 
 COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
   'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. The lease number is required (42501 without it): it proves the holder. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';
@@ -1907,7 +1945,10 @@ GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_intern
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
 -- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
 -- timestamp or a date, and the time_local_/time_trunc_ ones, which read a zone's offsets as
--- PostgreSQL's comparisons and casts do).
+-- PostgreSQL's comparisons and casts do); with them what it adds beside them: within_range and
+-- key_range_estimate (their own values, estimated by their support functions, which only the
+-- planner calls) and min_key/max_key (the min and max of a UUID key; their functions run as their
+-- owner, as every aggregate's do).
 GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
     idgen_internal.id_time_upper(timestamptz, boolean, text),
     idgen_internal.uuidv7_time_lower(timestamptz, boolean),
@@ -1930,7 +1971,9 @@ GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, tex
     idgen_internal.time_trunc_upper(timestamp, text, text),
     idgen_internal.time_trunc_lower(date, text, text),
     idgen_internal.time_trunc_upper(date, text, text),
-    idgen_internal.within_range(boolean) TO PUBLIC;
+    idgen_internal.within_range(boolean),
+    idgen_internal.key_range_estimate(uuid),
+    idgen_internal.max_key(uuid), idgen_internal.min_key(uuid) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -130,6 +130,10 @@ COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamp, text, text) IS
   'time_trunc_upper of a timestamp, in the session''s TimeZone.';
 COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamptz, text, text) IS
   'The latest instant t whose date_trunc(unit, t, zone) can be at or before c.';
+COMMENT ON FUNCTION idgen_internal.uuid_larger(uuid, uuid) IS
+  'The larger of two UUIDs in uuid''s order (a memcmp of the bytes): the transition and combine function of idgen_internal.max_key(uuid).';
+COMMENT ON FUNCTION idgen_internal.uuid_smaller(uuid, uuid) IS
+  'The smaller of two UUIDs in uuid''s order: the transition and combine function of idgen_internal.min_key(uuid).';
 COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
   'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
 COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamp, boolean) IS
@@ -208,6 +212,19 @@ ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
 -- True for every argument, raising nothing: a security barrier lets it down to the key's relation
 -- with the range it estimates.
 ALTER FUNCTION idgen_internal.key_range_estimate(uuid) LEAKPROOF;
+
+-- min and max of a UUID key, which PostgreSQL has none of: what min and max of a UUIDv7's time
+-- become (idgen.time_conditions), read from the key's index in one row as max(id) is (SORTOP).
+CREATE AGGREGATE idgen_internal.max_key(uuid) (
+    SFUNC = idgen_internal.uuid_larger, STYPE = uuid,
+    COMBINEFUNC = idgen_internal.uuid_larger, SORTOP = >, PARALLEL = SAFE);
+CREATE AGGREGATE idgen_internal.min_key(uuid) (
+    SFUNC = idgen_internal.uuid_smaller, STYPE = uuid,
+    COMBINEFUNC = idgen_internal.uuid_smaller, SORTOP = <, PARALLEL = SAFE);
+COMMENT ON AGGREGATE idgen_internal.max_key(uuid) IS
+  'The largest UUID, read from an index on it: what max(uuidv7_timestamp(id)) becomes, uuidv7_timestamp(max_key(id)) (idgen.time_conditions).';
+COMMENT ON AGGREGATE idgen_internal.min_key(uuid) IS
+  'The smallest UUID, read from an index on it: what min(uuidv7_timestamp(id)) becomes (idgen.time_conditions).';
 
 -- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON VIEW idgen.read_horizon_holders IS
@@ -457,7 +474,10 @@ GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_intern
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
 -- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
 -- timestamp or a date, and the time_local_/time_trunc_ ones, which read a zone's offsets as
--- PostgreSQL's comparisons and casts do).
+-- PostgreSQL's comparisons and casts do); with them what it adds beside them: within_range and
+-- key_range_estimate (their own values, estimated by their support functions, which only the
+-- planner calls) and min_key/max_key (the min and max of a UUID key; their functions run as their
+-- owner, as every aggregate's do).
 GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text),
     idgen_internal.id_time_upper(timestamptz, boolean, text),
     idgen_internal.uuidv7_time_lower(timestamptz, boolean),
@@ -480,7 +500,9 @@ GRANT EXECUTE ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, tex
     idgen_internal.time_trunc_upper(timestamp, text, text),
     idgen_internal.time_trunc_lower(date, text, text),
     idgen_internal.time_trunc_upper(date, text, text),
-    idgen_internal.within_range(boolean) TO PUBLIC;
+    idgen_internal.within_range(boolean),
+    idgen_internal.key_range_estimate(uuid),
+    idgen_internal.max_key(uuid), idgen_internal.min_key(uuid) TO PUBLIC;
 
 -- Clients: leases and whole ranges. The lease functions are SECURITY DEFINER with a pinned
 -- search_path; segment_alloc goes through the allocator worker.

@@ -312,6 +312,8 @@ pub(super) struct Bounds {
     within: Option<Option<pg_sys::Oid>>,
     /// `key_range_estimate`, if looked up.
     estimate: Option<Option<pg_sys::Oid>>,
+    /// `min_key(uuid)` and `max_key(uuid)`, if looked up.
+    aggregates: [Option<Option<pg_sys::Oid>>; 2],
 }
 
 impl Bounds {
@@ -346,6 +348,23 @@ impl Bounds {
         let schema = *self.schema.get_or_insert_with(internal_schema);
         *self.within.get_or_insert_with(|| {
             schema.and_then(|s| lookup(s, c"within_range", &[pg_sys::BOOLOID], ""))
+        })
+    }
+
+    /// The aggregate `max_key(uuid)` (`max`) or `min_key(uuid)`, if this role may run it: one whose
+    /// transition function runs this library's `uuid_larger` or `uuid_smaller`.
+    pub fn key_aggregate(&mut self, max: bool) -> Option<pg_sys::Oid> {
+        let schema = *self.schema.get_or_insert_with(internal_schema);
+        let (name, transition) = if max {
+            (c"max_key", "uuid_larger_wrapper")
+        } else {
+            (c"min_key", "uuid_smaller_wrapper")
+        };
+        *self.aggregates[max as usize].get_or_insert_with(|| {
+            let oid = schema.and_then(|s| named(s, name, &[pg_sys::UUIDOID]))?;
+            (transition_symbol(oid)? == transition
+                && may(pg_sys::ProcedureRelationId, oid, pg_sys::ACL_EXECUTE))
+            .then_some(oid)
         })
     }
 
@@ -404,6 +423,14 @@ fn lookup(
     args: &[pg_sys::Oid],
     suffix: &str,
 ) -> Option<pg_sys::Oid> {
+    let oid = named(schema, name, args)?;
+    let expected = format!("{}{suffix}_wrapper", name.to_str().ok()?);
+    (c_symbol(oid)? == expected && may(pg_sys::ProcedureRelationId, oid, pg_sys::ACL_EXECUTE))
+        .then_some(oid)
+}
+
+/// The function or aggregate `schema.name(args)`, if there is one.
+fn named(schema: pg_sys::Oid, name: &CStr, args: &[pg_sys::Oid]) -> Option<pg_sys::Oid> {
     // SAFETY: a syscache lookup by name, argument types and schema (no permission check, no
     // search path), in a transaction; the oidvector lives in the current memory context.
     unsafe {
@@ -416,12 +443,22 @@ fn lookup(
             pg_sys::Datum::from(schema),
             pg_sys::Datum::from(0),
         );
-        if oid == pg_sys::InvalidOid {
+        (oid != pg_sys::InvalidOid).then_some(oid)
+    }
+}
+
+/// The C symbol of an aggregate's transition function, if `oid` is an aggregate.
+fn transition_symbol(oid: pg_sys::Oid) -> Option<String> {
+    // SAFETY: a syscache lookup and release, in a transaction.
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::AGGFNOID as _, oid.into());
+        if tup.is_null() {
             return None;
         }
-        let expected = format!("{}{suffix}_wrapper", name.to_str().ok()?);
-        (c_symbol(oid)? == expected && may(pg_sys::ProcedureRelationId, oid, pg_sys::ACL_EXECUTE))
-            .then_some(oid)
+        let form = pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_aggregate;
+        let transition = (*form).aggtransfn;
+        pg_sys::ReleaseSysCache(tup);
+        c_symbol(transition)
     }
 }
 

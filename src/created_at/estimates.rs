@@ -25,7 +25,7 @@ use pgrx::{pg_sys, Internal, Uuid};
 use pg_idgen_core::histogram::share_below;
 
 use super::decoders::UUID_BTREE_FAM_OID;
-use crate::pg::nodes::{c_symbol, cells, is_a, list_of};
+use crate::pg::nodes::{cells, is_a, list_of};
 use crate::pg::plans::{each_plan, join_of};
 
 /// Always true: the marker of a UUID key whose range the planner estimates from the key's
@@ -116,8 +116,9 @@ pub(super) unsafe fn strip(stmt: *mut pg_sys::PlannedStmt, marker: pg_sys::Oid) 
     }
 }
 
-/// The estimates of the range conditions on the marker's key in its relation's conditions: for
-/// `key >= lower(T)` the share of rows at or above the bound, for `key <= upper(T)` at or below,
+/// The estimates of the range conditions on the marker's key in its relation's conditions (the
+/// ranges added, `key >= lower(T)` and `key <= upper(T)`, and any other bound of the key by a value
+/// known while planning): the share of rows at or above the bound, or at or below it,
 /// from the key's statistics, kept as each condition's estimate. Nothing where the bound is not
 /// known while planning (a parameter of a generic plan) or the key has no histogram: PostgreSQL's
 /// own estimate stands.
@@ -166,9 +167,11 @@ unsafe fn estimate_ranges(r: *mut pg_sys::SupportRequestSelectivity) {
                 continue;
             };
             let (left, right): (*mut pg_sys::Node, *mut pg_sys::Node) = (left.cast(), right.cast());
+            // The bound: a bound function's call, or the constant the planner folded it into
+            // (of a constant time); any other constant bound of the key is estimated alike.
             if !is_a(left, pg_sys::NodeTag::T_Var)
                 || !same_column(left as *mut pg_sys::Var, v)
-                || !is_bound_call(right)
+                || pg_sys::contain_var_clause(right)
             {
                 continue;
             }
@@ -286,21 +289,6 @@ unsafe fn same_column(a: *mut pg_sys::Var, b: *mut pg_sys::Var) -> bool {
         (*a).varno == (*b).varno
             && (*a).varattno == (*b).varattno
             && (*a).varlevelsup == (*b).varlevelsup
-    }
-}
-
-/// Whether `e` calls one of the UUID bound functions (`uuidv7_time_lower`, `_upper` and their
-/// overloads: `bounds.rs`).
-///
-/// SAFETY: `e` is an expression.
-unsafe fn is_bound_call(e: *mut pg_sys::Node) -> bool {
-    // SAFETY: a FuncExpr by its tag.
-    unsafe {
-        is_a(e, pg_sys::NodeTag::T_FuncExpr)
-            && c_symbol((*(e as *mut pg_sys::FuncExpr)).funcid).is_some_and(|s| {
-                (s.starts_with("uuidv7_time_lower") || s.starts_with("uuidv7_time_upper"))
-                    && s.ends_with("_wrapper")
-            })
     }
 }
 

@@ -79,7 +79,7 @@ unsafe fn visit_query(q: *mut pg_sys::Query, cx: &mut Context, depth: usize) {
             visit_from((*q).jointree as *mut pg_sys::Node, q, cx, depth);
         }
         order_by_key(q);
-        min_max_by_key(q);
+        min_max_by_key(q, &mut cx.bounds);
     }
 }
 

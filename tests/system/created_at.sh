@@ -140,7 +140,7 @@ check "a key the decoder refuses (-1): an error without the range (22023), none 
 # estimate_within SQL: EXPLAIN ANALYZE's estimated rows of the scan within 2x of its actual rows
 estimate_within() {
   local line est act
-  line=$(q $PORT "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) $1" | grep -m1 -E "Scan .*rows=[0-9]+.*rows=[0-9]+")
+  line=$(q $PORT "${ESTIMATE_AS:+SET ROLE $ESTIMATE_AS;} EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) $1" | grep -m1 -E "Scan .*rows=[0-9]+.*rows=[0-9]+")
   est=$(sed -E 's/.*\(cost=[^ ]* rows=([0-9]+).*/\1/' <<<"$line")
   act=$(sed -E 's/.*\(actual rows=([0-9.]+).*/\1/' <<<"$line" | cut -d. -f1)
   [ -n "$est" ] && [ -n "$act" ] && [ "$act" -gt 0 ] && [ $((est * 2)) -ge "$act" ] && [ $((act * 2)) -ge "$est" ] ||
@@ -162,6 +162,9 @@ for h in 30 200 400; do
   check "estimate of one hour of UUIDv7 keys ${h} hours ago (inside a histogram bucket) within 2x" \
     estimate_within "SELECT * FROM events WHERE $(hour_ago $h)"
 done
+lit0=$(q $PORT "SELECT '$T0'::timestamptz - interval '250 hours'") lit1=$(q $PORT "SELECT '$T0'::timestamptz - interval '249 hours'")
+check "estimate of one hour of UUIDv7 keys between two constants (the bounds folded while planning) within 2x" \
+  estimate_within "SELECT * FROM events WHERE uuidv7_timestamp(id) >= '$lit0' AND uuidv7_timestamp(id) < '$lit1'"
 check "estimate of the last 20 minutes of UUIDv7 keys (one side, inside the last bucket) within 2x" \
   estimate_within "SELECT * FROM events WHERE uuidv7_timestamp(id) >= '$T0'::timestamptz - interval '20 minutes'"
 check "estimate of a local day of UUIDv7 keys (a range beside its comparison) within 2x" \
@@ -182,8 +185,19 @@ for sql in "SELECT * FROM events_v WHERE created_at >= now() - interval '1 hour'
   "SELECT * FROM events_sb WHERE created_at >= now() - interval '1 hour'"; do
   check "no marker left in the plan of: ${sql:0:70}" eq "$(plan "$sql" | grep -c key_range_estimate)" 0
 done
+q $PORT "CREATE ROLE ca_estimates; GRANT SELECT ON events TO ca_estimates" >/dev/null
+ESTIMATE_AS=ca_estimates check "a plain role's hour of UUIDv7 keys 200 hours ago: estimated within 2x (the marker is PUBLIC's)" \
+  estimate_within "SELECT * FROM events WHERE $(hour_ago 200)"
 check "a security barrier view's hour of UUIDv7 keys: estimated within 2x (the marker goes down with its range)" \
   estimate_within "SELECT * FROM events_sb WHERE created_at >= '$T0'::timestamptz - interval '200 hours' AND created_at < '$T0'::timestamptz - interval '199 hours'"
+q $PORT "CREATE TABLE events_p (id uuid, v int) PARTITION BY RANGE (id);
+         CREATE TABLE events_p1 PARTITION OF events_p FOR VALUES FROM (MINVALUE) TO (uuidv7_from_timestamp('$T0'::timestamptz - interval '300 hours'));
+         CREATE TABLE events_p2 PARTITION OF events_p FOR VALUES FROM (uuidv7_from_timestamp('$T0'::timestamptz - interval '300 hours')) TO (MAXVALUE);
+         CREATE INDEX ON events_p (id); INSERT INTO events_p SELECT * FROM events; ANALYZE events_p" >/dev/null
+for h in 200 400; do
+  check "a partitioned table's hour of UUIDv7 keys ${h} hours ago: estimated within 2x" \
+    estimate_within "SELECT * FROM events_p WHERE $(hour_ago $h)"
+done
 check "the marker is true for every key, NULL too" eq "$(q $PORT "SELECT idgen_internal.key_range_estimate(NULL) AND idgen_internal.key_range_estimate(gen_random_uuid())")" t
 # Statements and functions: the same rows changed, counted; PL/pgSQL and SQL functions.
 check "UPDATE ... WHERE id_timestamp(id) < ...: the same rows changed" \
@@ -400,7 +414,18 @@ check "SELECT max(created_at) FROM a view (Django's Max()): one row of the key's
   <<<"$(plan "SELECT max(created_at) FROM orders_v")"
 check "min(id_timestamp(id)) and max(id_timestamp(id, 'pg_idgen')): both from the index" eq \
   "$(plan "SELECT min(id_timestamp(id)), max(id_timestamp(id, 'pg_idgen')) FROM orders" | grep -o "Index Only Scan[a-zA-Z ]* using orders_pkey" | wc -l)" 2
+check "max(uuidv7_timestamp(id)) and min(...) of a UUID key: both from the index (pg_idgen's max_key/min_key, PostgreSQL has no max(uuid))" eq \
+  "$(plan "SELECT max(uuidv7_timestamp(id)), min(uuidv7_timestamp(id)) FROM events" | grep -o "Index Only Scan[a-zA-Z ]* using events_pkey" | wc -l)" 2
+check "control: with the setting off the same is an aggregate over every row" eq \
+  "$(q $PORT "SET idgen.time_conditions = off; EXPLAIN (COSTS OFF) SELECT max(uuidv7_timestamp(id)), min(uuidv7_timestamp(id)) FROM events" | grep -c "Index Only Scan")" 0
+q $PORT "GRANT SELECT ON events, events_v TO ca_reader; REVOKE EXECUTE ON FUNCTION idgen_internal.max_key(uuid) FROM PUBLIC" >/dev/null
+check "max_key revoked from PUBLIC: a plain role's max of a UUID key's time is read row by row (min_key alone from the index); the same answers, no error" eq \
+  "$(psql -h 127.0.0.1 -p $PORT -U ca_reader -d postgres -X -q -A -t -c "EXPLAIN (COSTS OFF) SELECT max(created_at) FROM events_v" -c "EXPLAIN (COSTS OFF) SELECT min(created_at) FROM events_v" | grep -c "Index Only Scan")|$(psql -h 127.0.0.1 -p $PORT -U ca_reader -d postgres -X -q -A -t -c "SELECT max(created_at), min(created_at) FROM events_v" 2>&1)" \
+  "1|$(q $PORT "SET idgen.time_conditions = off; SELECT max(created_at), min(created_at) FROM events_v")"
+q $PORT "GRANT EXECUTE ON FUNCTION idgen_internal.max_key(uuid) TO PUBLIC; REVOKE SELECT ON events, events_v FROM ca_reader" >/dev/null
 for sql in "SELECT max(created_at), min(created_at) FROM orders_v" \
+           "SELECT max(created_at), min(created_at), max(created_at) FILTER (WHERE v % 2 = 0), v % 3 FROM events_v GROUP BY v % 3 ORDER BY 4" \
+           "SELECT now() - max(uuidv7_timestamp(id)), min(uuidv7_timestamp(id)) FROM events WHERE false" \
            "SELECT v % 7, max(created_at), min(id_timestamp(id)) FROM orders_v GROUP BY 1 ORDER BY 1" \
            "SELECT max(created_at) FILTER (WHERE v % 2 = 0), max(DISTINCT created_at), min(created_at ORDER BY v) FROM orders_v WHERE created_at < '$T0'::timestamptz - interval '2 days'" \
            "SELECT max(created_at) FROM orders_v WHERE false" \

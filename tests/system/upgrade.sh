@@ -72,7 +72,8 @@ WITH ext AS (SELECT oid FROM pg_extension WHERE extname = 'pg_idgen'),
 m AS (SELECT classid, objid FROM pg_depend WHERE refobjid = (SELECT oid FROM ext) AND deptype = 'e')
 SELECT 'member ' || pg_describe_object(classid, objid, 0) FROM m
 UNION ALL
-SELECT 'function ' || p.oid::regprocedure || ' ' || md5(pg_get_functiondef(p.oid)) || ' acl=' || coalesce((SELECT string_agg(i::text, ' ' ORDER BY i::text) FROM unnest(p.proacl) i), '-')
+SELECT 'function ' || p.oid::regprocedure || ' '
+       || md5(CASE WHEN p.prokind = 'a' THEN (SELECT a::text FROM pg_aggregate a WHERE a.aggfnoid = p.oid) ELSE pg_get_functiondef(p.oid) END) || ' acl=' || coalesce((SELECT string_agg(i::text, ' ' ORDER BY i::text) FROM unnest(p.proacl) i), '-')
        || ' comment=' || md5(coalesce(obj_description(p.oid, 'pg_proc'), '-'))
   FROM m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
 UNION ALL
