@@ -17,7 +17,8 @@
 //! - `walk.rs`: where in a statement a range is implied, and adding it (node kind by node kind);
 //! - `key_of.rs`: the key behind a time, through the views and columns that keep them together;
 //! - `order_by.rs`: ORDER BY the time, by the key;
-//! - `min_max.rs`: `min` and `max` of the time, of the key;
+//! - `min_max.rs`: `min` and `max` of the time, of the key (for a UUID key by pg_idgen's own
+//!   `min_key`/`max_key`);
 //! - `wrappers.rs`: the local times of a time ORMs write (`::date`, `AT TIME ZONE`, `date_trunc`);
 //! - `local_time.rs`: the instants such a local time can hold for (the core's arithmetic,
 //!   `pg_idgen_core::local_time`, over the zone's offsets);

@@ -10,7 +10,10 @@
 #   - the range in place of the condition where it is exact (no Filter on the time left), beside
 #     it where not (a version-7 CHECK without IS NOT NULL); times as a timestamp or a date (what
 #     ORMs send) in zones of odd offsets, a generic plan across SET TimeZone; a key the decoder
-#     refuses; row estimates within 2x (and a control estimated too low); UPDATE/DELETE counted,
+#     refuses; row estimates within 2x (and a control estimated too low), UUID ranges narrower than
+#     a histogram bucket too (their control: the same range by hand), as a plain role, through a
+#     security barrier view and on partitions, the marker that carries them out of every plan;
+#     min and max of a UUID key's time from its index (pg_idgen's min_key/max_key); UPDATE/DELETE counted,
 #     PL/pgSQL and SQL functions, a join on the key, all as with the setting off;
 #   - what must never change a result: set operations, grouping sets, NULL versions, foreign
 #     tables, revoked and squatted schemas, thousands of conditions (bounded, interruptible);
