@@ -591,8 +591,9 @@ psql -h 127.0.0.1 -p $PORT -U postgres -d diff -X -q -v ON_ERROR_STOP=1 -f "$REP
 seed=$((RANDOM % 1000))
 qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0); SELECT ca_tables()" >/dev/null
 disagree=$(qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0 - 0.5); SELECT * FROM ca_differential(400)" 2>&1 | tail -n +2)
-stats=$(qdb $PORT diff "SELECT conditions || ' conditions over ' || tables || ' tables, ' || ranged || ' of ' || expected || ' read as a key range' FROM ca_stats")
-check "the same rows, derivation on and off, through the index and as a filter (seed $seed; $stats)" eq "$disagree" ""
+stats=$(qdb $PORT diff "SELECT conditions || ' conditions over ' || tables || ' tables, ' || ranged || ' of ' || expected || ' read as a key range, ' || more || ' also as a DELETE and as a generic plan run in another zone' FROM ca_stats")
+check "the same rows, derivation on and off, through the index and as a filter, deleted, by a generic plan run in another zone (seed $seed; $stats)" eq "$disagree" ""
+check "... the DELETEs and generic plans ran (one condition in eight)" eq "$(qdb $PORT diff "SELECT more * 8 = conditions FROM ca_stats")" t
 shapes=$(qdb $PORT diff "SET client_min_messages = error; SELECT setseed($seed / 1000.0 - 0.25); SELECT tbl, shape, query, param, off_answer, on_answer FROM ca_shapes(12)" 2>&1 | tail -n +2)
 check "the same answers through subqueries, views, set operations, grouping sets, joins, sorts by the time and 2,000 conditions at once (12 conditions a shape a table)" \
   eq "$(head -c 3000 <<<"$shapes")" ""

@@ -11,7 +11,9 @@
 --
 --   ca_tables()            the tables (ca_tables lists them)
 --   ca_differential(n)     n conditions per table; a row per disagreement (none expected); how
---                          many conditions ran and how many plans read a key range go to ca_stats
+--                          many conditions ran and how many plans read a key range go to ca_stats;
+--                          every eighth condition also as a DELETE (rolled back) and as a generic
+--                          plan made in one TimeZone and run in another (ca_stats.more counts them)
 --   ca_shapes(n)           n conditions per table and shape (subqueries, views, set operations,
 --                          grouping sets, joins, sorts by the time, 2,000 conditions at once); a
 --                          row per disagreement (none expected)
@@ -20,7 +22,23 @@
 --                          data and conditions reach the very edge of a range)
 
 CREATE TABLE ca_tables (tbl text, decoder text, layout text, key_type text, derives boolean);
-CREATE TABLE ca_stats (conditions int, tables int, ranged int, expected int);
+CREATE TABLE ca_stats (conditions int, tables int, ranged int, expected int, more int);
+
+-- The answer of a statement that changes rows (its one value), the changes rolled back; an error
+-- is an answer too (its SQLSTATE).
+CREATE FUNCTION ca_rolled_back(sql text, param anyelement) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    a text;
+BEGIN
+    BEGIN
+        EXECUTE sql INTO a USING param;
+        RAISE EXCEPTION USING ERRCODE = 'XCA01', MESSAGE = coalesce(a, '');
+    EXCEPTION WHEN SQLSTATE 'XCA01' THEN
+        RETURN SQLERRM;
+    END;
+EXCEPTION WHEN OTHERS THEN
+    RETURN 'ERROR ' || SQLSTATE;
+END $$;
 
 CREATE FUNCTION ca_key(tbl text, k anyelement) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -219,7 +237,13 @@ DECLARE
     conditions int := 0;
     ranged int := 0;
     expected int := 0;
+    more int := 0;
     i int;
+    q text;
+    a_off text;
+    a_on text;
+    made_in text;
+    run_in text;
 BEGIN
     FOR r IN SELECT * FROM ca_tables LOOP
         FOR i IN 1..n LOOP
@@ -254,9 +278,41 @@ BEGIN
                 tbl := r.tbl; cond := c.cond; param := c.param; off_rows := off_r.ids; on_rows := on_r.ids; how := 'filter';
                 RETURN NEXT;
             END IF;
+            CONTINUE WHEN i % 8 <> 0;
+            more := more + 1;
+            -- The same rows deleted (rolled back).
+            q := format('WITH d AS (DELETE FROM %I WHERE %s RETURNING id) SELECT count(*) || '':'' || coalesce(sum(hashtext(id::text)), 0) FROM d', r.tbl, c.cond);
+            PERFORM set_config('idgen.time_conditions', 'off', true);
+            a_off := ca_rolled_back(q, c.param);
+            PERFORM set_config('idgen.time_conditions', 'on', true);
+            a_on := ca_rolled_back(q, c.param);
+            IF a_on IS DISTINCT FROM a_off THEN
+                tbl := r.tbl; cond := c.cond; param := c.param; off_rows := a_off; on_rows := a_on; how := 'delete';
+                RETURN NEXT;
+            END IF;
+            -- A generic plan, made in the condition's zone and run in another: what a timestamp
+            -- or a date means moves with the zone, and the range must move with it.
+            made_in := current_setting('TimeZone');
+            run_in := (ARRAY['UTC', 'America/Havana', 'Asia/Kathmandu', 'Pacific/Chatham', 'America/St_Johns'])[1 + floor(random() * 5)::int];
+            q := format('SELECT coalesce(string_agg(id::text, '','' ORDER BY id), '''') FROM %I WHERE %s', r.tbl, c.cond);
+            PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+            EXECUTE format('PREPARE ca_generic(timestamptz) AS %s', q);
+            EXECUTE format('EXECUTE ca_generic(%L)', c.param) INTO a_on;
+            PERFORM set_config('TimeZone', run_in, true);
+            EXECUTE format('EXECUTE ca_generic(%L)', c.param) INTO a_on;
+            EXECUTE 'DEALLOCATE ca_generic';
+            PERFORM set_config('plan_cache_mode', 'auto', true);
+            PERFORM set_config('idgen.time_conditions', 'off', true);
+            EXECUTE q INTO a_off USING c.param;
+            PERFORM set_config('idgen.time_conditions', 'on', true);
+            IF a_on IS DISTINCT FROM a_off THEN
+                tbl := r.tbl; cond := c.cond; param := c.param; off_rows := a_off; on_rows := a_on;
+                how := format('generic plan made in %s, run in %s', made_in, run_in);
+                RETURN NEXT;
+            END IF;
         END LOOP;
     END LOOP;
-    INSERT INTO ca_stats VALUES (conditions, (SELECT count(*) FROM ca_tables), ranged, expected);
+    INSERT INTO ca_stats VALUES (conditions, (SELECT count(*) FROM ca_tables), ranged, expected, more);
     IF ranged < expected THEN
         tbl := NULL; cond := format('%s of %s plans read no key range', expected - ranged, expected); how := 'coverage';
         RETURN NEXT;
