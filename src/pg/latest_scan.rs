@@ -55,10 +55,6 @@ pub unsafe fn scan_open(
 ) {
     // SAFETY: the caller holds rel open and locked.
     unsafe {
-        // A heap scan by the book (systable_beginscan/systable_getnext/systable_endscan), as Citus
-        // reads its pg_dist_local_group; the tuple's columns are read while the scan holds it. An ERROR
-        // inside unwinds through PostgreSQL's resource owners, which release the scan.
-        //
         // A parallel worker may not take a snapshot of its own; it reads with the catalog snapshot
         // (NULL), and lives for one query.
         let snapshot = if pg_sys::IsInParallelMode() {
@@ -66,6 +62,29 @@ pub unsafe fn scan_open(
         } else {
             pg_sys::GetLatestSnapshot()
         };
+        scan_rows(rel, snapshot, |datum| {
+            row(datum);
+            true
+        });
+    }
+}
+
+/// Each row version of the open table `rel` that `snapshot` returns (NULL: the catalog snapshot),
+/// its `datum(attnum)` passed to `row`, until `row` answers false; whether every row was passed.
+/// The values are valid only during the call.
+///
+/// # Safety
+/// `rel` is open and locked at least AccessShareLock; `snapshot` is NULL or lives through the call.
+pub unsafe fn scan_rows(
+    rel: pg_sys::Relation,
+    snapshot: pg_sys::Snapshot,
+    mut row: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>) -> bool,
+) -> bool {
+    // SAFETY: the caller holds rel open and locked.
+    unsafe {
+        // A heap scan by the book (systable_beginscan/systable_getnext/systable_endscan), as Citus
+        // reads its pg_dist_local_group; the tuple's columns are read while the scan holds it. An ERROR
+        // inside unwinds through PostgreSQL's resource owners, which release the scan.
         let scan = pg_sys::systable_beginscan(
             rel,
             pg_sys::InvalidOid,
@@ -74,19 +93,25 @@ pub unsafe fn scan_open(
             0,
             std::ptr::null_mut(),
         );
+        let desc = (*rel).rd_att;
+        let mut every = true;
         loop {
             let tuple = pg_sys::systable_getnext(scan);
             if tuple.is_null() {
                 break;
             }
-            let desc = (*rel).rd_att;
-            row(&|attnum| {
+            let go_on = row(&|attnum| {
                 let mut isnull = false;
                 let d = pg_sys::heap_getattr(tuple, attnum, desc, &mut isnull);
                 (!isnull).then_some(d)
             });
+            if !go_on {
+                every = false;
+                break;
+            }
         }
         pg_sys::systable_endscan(scan);
+        every
     }
 }
 

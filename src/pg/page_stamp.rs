@@ -13,6 +13,8 @@
 
 use pgrx::pg_sys;
 
+use super::latest_scan::scan_rows;
+
 /// A one-page table as it was read: which table, where its page lives, the page's LSN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PageStamp {
@@ -33,7 +35,8 @@ pub unsafe fn stamp_settled(
     rel: pg_sys::Relation,
     mut accept: impl FnMut(&dyn Fn(i32) -> Option<pg_sys::Datum>) -> bool,
 ) -> Option<PageStamp> {
-    // SAFETY: the caller holds rel open and locked; the scan is by the book, as latest_scan's.
+    // SAFETY: the caller holds rel open and locked; the scan is latest_scan's, with a dirty
+    // snapshot that lives through it.
     unsafe {
         // A transaction that wrote anything has an xid: its own row versions look settled to a dirty
         // snapshot (and its deletions are not returned at all), yet it may still abort.
@@ -62,39 +65,17 @@ pub unsafe fn stamp_settled(
         };
         stamp.lsn = page_lsn(&stamp)?;
         // A dirty snapshot returns the row versions of transactions in progress too, saying so in
-        // xmin (an insert) or xmax (a delete); committed deletions and aborted inserts are not returned.
+        // xmin (an insert) or xmax (a delete) of the snapshot as it returns each; committed deletions
+        // and aborted inserts are not returned.
         let mut dirty: pg_sys::SnapshotData = std::mem::zeroed();
         dirty.snapshot_type = pg_sys::SnapshotType::SNAPSHOT_DIRTY;
-        let scan = pg_sys::systable_beginscan(
-            rel,
-            pg_sys::InvalidOid,
-            false,
-            &mut dirty,
-            0,
-            std::ptr::null_mut(),
-        );
-        let mut settled = true;
-        loop {
-            let tuple = pg_sys::systable_getnext(scan);
-            if tuple.is_null() {
-                break;
-            }
-            let in_progress = dirty.xmin != pg_sys::InvalidTransactionId
-                || dirty.xmax != pg_sys::InvalidTransactionId
-                || dirty.speculativeToken != 0;
-            let desc = (*rel).rd_att;
-            if in_progress
-                || !accept(&|attnum| {
-                    let mut isnull = false;
-                    let d = pg_sys::heap_getattr(tuple, attnum, desc, &mut isnull);
-                    (!isnull).then_some(d)
-                })
-            {
-                settled = false;
-                break;
-            }
-        }
-        pg_sys::systable_endscan(scan);
+        let dirty: *mut pg_sys::SnapshotData = &mut dirty;
+        let settled = scan_rows(rel, dirty, |datum| {
+            let in_progress = (*dirty).xmin != pg_sys::InvalidTransactionId
+                || (*dirty).xmax != pg_sys::InvalidTransactionId
+                || (*dirty).speculativeToken != 0;
+            !in_progress && accept(datum)
+        });
         (settled && page_lsn(&stamp) == Some(stamp.lsn)).then_some(stamp)
     }
 }
