@@ -20,7 +20,7 @@ use pg_idgen_core::time_bounds::{snowflake_bounds, uuidv7_bound, Instant, Side};
 use super::decoders::Decoder;
 use crate::node::layouts::layout_named;
 use crate::pg::errors::OrRaise;
-use crate::pg::nodes::c_symbol;
+use crate::pg::nodes::{answer_selectivity, c_symbol};
 
 /// µs from 1970 to 2000, PostgreSQL's epoch.
 const PG_EPOCH_US: i128 = 946_684_800_000_000;
@@ -286,19 +286,7 @@ fn within_range(condition: Option<bool>) -> Option<bool> {
 /// The planner support function of within_range: a selectivity of 1.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn within_range_support(request: Internal) -> Internal {
-    use crate::pg::nodes::is_a;
-    let node = request
-        .unwrap()
-        .map_or(std::ptr::null_mut(), |d| d.cast_mut_ptr::<pg_sys::Node>());
-    // SAFETY: the planner passes one of its support requests, a Node.
-    unsafe {
-        if is_a(node, pg_sys::NodeTag::T_SupportRequestSelectivity) {
-            (*(node as *mut pg_sys::SupportRequestSelectivity)).selectivity = 1.0;
-            return Internal::from(Some(pg_sys::Datum::from(node)));
-        }
-    }
-    // A null pointer: the request is not answered.
-    Internal::from(Some(pg_sys::Datum::from(0)))
+    answer_selectivity(request, |_| 1.0)
 }
 
 /// The bound functions a statement may use, found once per statement.

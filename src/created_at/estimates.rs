@@ -25,7 +25,7 @@ use pgrx::{pg_sys, Internal, Uuid};
 use pg_idgen_core::histogram::share_below;
 
 use super::decoders::UUID_BTREE_FAM_OID;
-use crate::pg::nodes::{cells, is_a, list_of};
+use crate::pg::nodes::{answer_selectivity, bool_call, cells, is_a, list_of};
 use crate::pg::plans::{each_plan, join_of};
 
 /// Always true: the marker of a UUID key whose range the planner estimates from the key's
@@ -47,38 +47,23 @@ fn key_range_estimate(key: Option<Uuid>) -> bool {
 /// conditions from its histogram, and 1 for itself.
 #[pg_extern(immutable, parallel_safe, strict, schema = "idgen_internal")]
 fn key_range_estimate_support(request: Internal) -> Internal {
-    let node = request
-        .unwrap()
-        .map_or(std::ptr::null_mut(), |d| d.cast_mut_ptr::<pg_sys::Node>());
-    // SAFETY: the planner passes one of its support requests, a Node, during planning.
-    unsafe {
-        if is_a(node, pg_sys::NodeTag::T_SupportRequestSelectivity) {
-            let r = node as *mut pg_sys::SupportRequestSelectivity;
-            estimate_ranges(r);
-            (*r).selectivity = 1.0;
-            return Internal::from(Some(pg_sys::Datum::from(node)));
-        }
-    }
-    // A null pointer: the request is not answered.
-    Internal::from(Some(pg_sys::Datum::from(0)))
+    answer_selectivity(request, |r| {
+        // SAFETY: the planner's request, during planning.
+        unsafe { estimate_ranges(r) };
+        1.0
+    })
 }
 
 /// The marker `key_range_estimate(key)` (function `marker`) of a key.
 ///
 /// SAFETY: `key` is a Var of the query the marker joins; a copy of it is used.
 pub(super) unsafe fn marker_of(key: *mut pg_sys::Var, marker: pg_sys::Oid) -> *mut pg_sys::Node {
-    // SAFETY: node constructors, in the current memory context.
+    // SAFETY: a copy of the key, in the current memory context.
     unsafe {
-        let key = pg_sys::copyObjectImpl(key.cast()) as *mut pg_sys::Var;
-        pg_sys::makeFuncExpr(
+        bool_call(
             marker,
-            pg_sys::BOOLOID,
-            list_of(&[key]),
-            pg_sys::InvalidOid,
-            pg_sys::InvalidOid,
-            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+            pg_sys::copyObjectImpl(key.cast()) as *mut pg_sys::Var,
         )
-        .cast()
     }
 }
 

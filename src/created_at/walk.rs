@@ -24,7 +24,7 @@ use super::min_max::min_max_by_key;
 use super::order_by::order_by_key;
 use super::wrappers::{unwrap, Wrapped};
 use crate::gucs;
-use crate::pg::nodes::{cells, conjuncts, is_a, list_of, text_constant};
+use crate::pg::nodes::{bool_call, cells, conjuncts, is_a, list_of, text_constant};
 use crate::pg::planner_hook::After;
 
 /// The most ranges added to one statement: each narrows what is read, so a few serve, and
@@ -224,17 +224,7 @@ unsafe fn markers(
 /// SAFETY: `c` is a condition of the query.
 unsafe fn within_range(c: *mut pg_sys::Node, within: pg_sys::Oid) -> *mut pg_sys::Node {
     // SAFETY: a node constructor, in the current memory context.
-    unsafe {
-        pg_sys::makeFuncExpr(
-            within,
-            pg_sys::BOOLOID,
-            list_of(&[c]),
-            pg_sys::InvalidOid,
-            pg_sys::InvalidOid,
-            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
-        )
-        .cast()
-    }
+    unsafe { bool_call(within, c) }
 }
 
 /// Whether `c` is a comparison whose right side is a function call, as every range is.

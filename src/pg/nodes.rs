@@ -1,5 +1,5 @@
-//! Parse and plan nodes, read and built: lists, tags, the range table entry of a column, constants
-//! and the code a function runs.
+//! Parse and plan nodes, read and built: lists, tags, the range table entry of a column, constants,
+//! the code a function runs, a boolean call, and a support function's answer on selectivity.
 use pgrx::pg_sys;
 
 /// The pointers of a List's cells (none for NULL, the empty List).
@@ -27,6 +27,45 @@ pub unsafe fn list_of<T>(items: &[*mut T]) -> *mut pg_sys::List {
         list = unsafe { pg_sys::lappend(list, item.cast()) };
     }
     list
+}
+
+/// `func(arg)`, a call of a boolean function of one argument, as the parser writes it.
+///
+/// SAFETY: `arg` is an expression; in a backend, with a memory context to allocate in.
+pub unsafe fn bool_call<T>(func: pg_sys::Oid, arg: *mut T) -> *mut pg_sys::Node {
+    // SAFETY: a node constructor, in the current memory context.
+    unsafe {
+        pg_sys::makeFuncExpr(
+            func,
+            pg_sys::BOOLOID,
+            list_of(&[arg]),
+            pg_sys::InvalidOid,
+            pg_sys::InvalidOid,
+            pg_sys::CoercionForm::COERCE_EXPLICIT_CALL,
+        )
+        .cast()
+    }
+}
+
+/// A planner support function's answer to `request` (a support request node, as PostgreSQL passes
+/// it): a selectivity request gets `selectivity(request)`; any other is not answered (a null
+/// pointer).
+pub fn answer_selectivity(
+    request: pgrx::Internal,
+    selectivity: impl FnOnce(*mut pg_sys::SupportRequestSelectivity) -> f64,
+) -> pgrx::Internal {
+    let node = request
+        .unwrap()
+        .map_or(std::ptr::null_mut(), |d| d.cast_mut_ptr::<pg_sys::Node>());
+    // SAFETY: the planner passes one of its support requests, a Node, during planning.
+    unsafe {
+        if is_a(node, pg_sys::NodeTag::T_SupportRequestSelectivity) {
+            let r = node as *mut pg_sys::SupportRequestSelectivity;
+            (*r).selectivity = selectivity(r);
+            return pgrx::Internal::from(Some(pg_sys::Datum::from(node)));
+        }
+    }
+    pgrx::Internal::from(Some(pg_sys::Datum::from(0)))
 }
 
 /// Whether `n` is a node of type `tag` (false for NULL).
