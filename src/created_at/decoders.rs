@@ -11,7 +11,7 @@ use crate::node::layouts::{layout_named, node_layout};
 use crate::pg::nodes::{c_symbol, cells, is_a, rte_of, text_constant};
 
 /// The btree operator family of uuid (pg_opfamily.dat: a fixed OID).
-pub(super) const UUID_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2968);
+const UUID_BTREE_FAM_OID: pg_sys::Oid = pg_sys::Oid::from_u32(2968);
 
 pub(super) struct Decoder {
     /// The C symbol the function runs.
@@ -67,7 +67,8 @@ const SNOWFLAKE: Decoder = Decoder {
     takes_layout: true,
     proof: Proof::Always,
 };
-const UUID: Decoder = Decoder {
+/// The UUID key's row (its type and comparisons; `estimates.rs` reads them too).
+pub(super) const UUID: Decoder = Decoder {
     symbol: "uuidv7_timestamp_wrapper",
     args: 1,
     layout: LayoutFrom::None,

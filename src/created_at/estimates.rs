@@ -24,7 +24,7 @@ use pgrx::{pg_sys, Internal, Uuid};
 
 use pg_idgen_core::histogram::share_below;
 
-use super::decoders::UUID_BTREE_FAM_OID;
+use super::decoders::UUID;
 use crate::pg::nodes::{answer_selectivity, bool_call, cells, is_a, list_of};
 use crate::pg::plans::{each_plan, join_of};
 
@@ -132,8 +132,8 @@ unsafe fn estimate_ranges(r: *mut pg_sys::SupportRequestSelectivity) {
             return;
         }
         let (at_least, at_most) = (
-            key_operator(pg_sys::BTGreaterEqualStrategyNumber),
-            key_operator(pg_sys::BTLessEqualStrategyNumber),
+            UUID.key_operator(pg_sys::BTGreaterEqualStrategyNumber),
+            UUID.key_operator(pg_sys::BTLessEqualStrategyNumber),
         );
         let mut stats: Option<Option<ColumnStats>> = None;
         for rinfo in cells((*rel).baserestrictinfo) {
@@ -250,7 +250,7 @@ unsafe fn column_stats(
             &mut slot,
             tuple,
             pg_sys::STATISTIC_KIND_HISTOGRAM as i32,
-            key_operator(pg_sys::BTLessStrategyNumber),
+            UUID.key_operator(pg_sys::BTLessStrategyNumber),
             pg_sys::ATTSTATSSLOT_VALUES as i32,
         ) {
             stats.bounds = (0..slot.nvalues as usize)
@@ -274,19 +274,6 @@ unsafe fn same_column(a: *mut pg_sys::Var, b: *mut pg_sys::Var) -> bool {
         (*a).varno == (*b).varno
             && (*a).varattno == (*b).varattno
             && (*a).varlevelsup == (*b).varlevelsup
-    }
-}
-
-/// uuid's btree operator of `strategy`.
-fn key_operator(strategy: u32) -> pg_sys::Oid {
-    // SAFETY: a catalog lookup, during planning.
-    unsafe {
-        pg_sys::get_opfamily_member(
-            UUID_BTREE_FAM_OID,
-            pg_sys::UUIDOID,
-            pg_sys::UUIDOID,
-            strategy as i16,
-        )
     }
 }
 
