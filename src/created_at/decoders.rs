@@ -7,7 +7,7 @@ use std::ffi::CStr;
 
 use pgrx::pg_sys;
 
-use crate::node::layouts::{layout_named, node_layout};
+use crate::node::layouts::{layout_named, node_layout_label};
 use crate::pg::nodes::{c_symbol, cells, is_a, rte_of, text_constant};
 
 /// The btree operator family of uuid (pg_opfamily.dat: a fixed OID).
@@ -164,7 +164,7 @@ pub(super) unsafe fn recognise(
         // where no row is read) is the query's, as without the derivation.
         let layout = match decoder.layout {
             LayoutFrom::None => None,
-            LayoutFrom::Node => Some(node_layout().label()),
+            LayoutFrom::Node => Some(node_layout_label().to_string()),
             LayoutFrom::Argument => {
                 let name = text_constant(args[1].cast())?;
                 layout_named(Some(&name)).ok()?;

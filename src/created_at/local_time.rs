@@ -304,15 +304,15 @@ fn local_edge(raw: i64, unit: Option<Unit>, lower: bool) -> Option<i128> {
 /// time is the instant plus that offset), the comparison is `=`, `>=` or `<=`, and a `=` or `>=`
 /// compares with the start of a unit (`date_trunc('day', ...) = '2025-01-01 12:00'` holds for no
 /// instant). A zone named by a constant reads the same at planning and execution (PostgreSQL's
-/// `timezone(text, timestamptz)` is IMMUTABLE); the session's does not, so its forms keep the
-/// comparison.
+/// `timezone(text, timestamptz)` is IMMUTABLE); the session's (`zone` None) is the one of this
+/// moment: see `session_exact`.
 pub(super) fn local_exact(
     raw: i64,
     unit: Option<&str>,
-    zone: &str,
+    zone: Option<&str>,
     (lower, upper, inclusive): (bool, bool, bool),
 ) -> bool {
-    let (Some(zone), Some(unit)) = (Zone::named(Some(zone)), unit_named(unit)) else {
+    let (Some(zone), Some(unit)) = (Zone::named(zone), unit_named(unit)) else {
         return false;
     };
     if !inclusive || raw == i64::MIN || raw == i64::MAX {
@@ -332,6 +332,56 @@ pub(super) fn local_exact(
                 .and_then(|edge| zone.offsets(local_window(edge)))
                 .is_some_and(|o| o.min_s == o.max_s)
         })
+}
+
+/// A constant compared with a local time of the key's time in the session's TimeZone.
+#[derive(Clone, Copy)]
+pub(super) enum Compared {
+    /// A local time (a timestamp's representation; a date as its midnight), compared with
+    /// `created_at::date`, `created_at::timestamp` or `date_trunc(unit, created_at::timestamp)`.
+    Local(i64),
+    /// An instant (a timestamptz's, or a timestamp's or date's as PostgreSQL compares one with a
+    /// timestamptz), compared with `date_trunc(unit, created_at)`.
+    Truncated(Instant),
+}
+
+/// The bounds of the range of a comparison of a local time in the session's TimeZone with a
+/// constant, computed now, where that range holds exactly the instants the comparison holds for
+/// in the zone of this moment (`local_exact`: one offset near each side), so that the range can
+/// stand in the comparison's place as constants: (lower, upper) for the sides wanted; None where
+/// not exact. A
+/// plan made of them is right in this zone only: the caller tells `pg::zone_plans`, which has
+/// cached plans made again when the zone changes.
+pub(super) fn session_exact(
+    c: Compared,
+    unit: Option<&str>,
+    sides: (bool, bool, bool),
+) -> Option<(Option<TimestampWithTimeZone>, Option<TimestampWithTimeZone>)> {
+    let raw = match c {
+        Compared::Local(raw) => raw,
+        // A truncation (an instant) compared with an instant: as the local times they are, where
+        // the zone has one offset at that instant.
+        Compared::Truncated(Instant::Micros(us)) => {
+            let us = us - PG_EPOCH_US;
+            let offsets = Zone::named(None)?.offsets((us, us))?;
+            if offsets.min_s != offsets.max_s {
+                return None;
+            }
+            i64::try_from(us + i128::from(offsets.min_s) * 1_000_000).ok()?
+        }
+        Compared::Truncated(_) => return None,
+    };
+    if !local_exact(raw, unit, None, sides) {
+        return None;
+    }
+    // With one offset near each side, the instants of the local times there (`time_trunc_upper`
+    // would add a unit, as it must where it only bounds what the comparison then decides).
+    let bound = |lower: bool| local_bound(raw, unit, None, lower);
+    let (lower, upper, _) = sides;
+    let bounds = (lower.then(|| bound(true)), upper.then(|| bound(false)));
+    // A side at an end of time is none a local time of a key has: not exact.
+    let finite = |b: Option<TimestampWithTimeZone>| b.is_none_or(|b| b.is_finite());
+    (finite(bounds.0) && finite(bounds.1)).then_some(bounds)
 }
 
 /// A date's midnight as a timestamp's representation, where a timestamp can hold it.

@@ -39,4 +39,5 @@ mod wrappers;
 /// Sets it up while preloading.
 pub fn init() {
     crate::pg::planner_hook::before_planning(walk::add_key_ranges);
+    crate::pg::zone_plans::init();
 }

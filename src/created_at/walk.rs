@@ -13,19 +13,22 @@
 //!   which gets its own ranges;
 //! - it does a bounded amount of work per statement (at most `MAX_RANGES` ranges, `MAX_DEPTH`
 //!   levels) and answers a cancel while it walks.
+use pgrx::datum::TimestampWithTimeZone;
 use pgrx::pg_sys;
 
+use super::bounds::{date_instant, instant, local_instant};
 use super::bounds::{Bounds, TimeType};
 use super::decoders::Decoded;
 use super::estimates::{marker_of, strip};
 use super::key_of::decoded_key;
-use super::local_time::{date_midnight, local_exact, served};
+use super::local_time::{date_midnight, local_exact, served, session_exact, Compared};
 use super::min_max::min_max_by_key;
 use super::order_by::order_by_key;
 use super::wrappers::{unwrap, Wrapped};
 use crate::gucs;
 use crate::pg::nodes::{bool_call, cells, conjuncts, is_a, list_of, text_constant};
 use crate::pg::planner_hook::After;
+use crate::pg::zone_plans;
 
 /// The most ranges added to one statement: each narrows what is read, so a few serve, and
 /// thousands of conditions must not cost thousands of comparisons each.
@@ -41,6 +44,9 @@ pub(super) fn add_key_ranges(parse: *mut pg_sys::Query) -> Option<After> {
     let mut cx = Context::default();
     // SAFETY: the planner's Query, which it lets its hook change.
     unsafe { visit_query(parse, &mut cx, 0) };
+    if cx.zone_read {
+        zone_plans::planned_in_session_zone();
+    }
     let marker = cx.marked?;
     // SAFETY: the plan the planner made of this tree.
     Some(Box::new(move |stmt| unsafe { strip(stmt, marker) }))
@@ -53,6 +59,8 @@ struct Context {
     added: usize,
     /// The marker function, once a marker was added.
     marked: Option<pg_sys::Oid>,
+    /// Whether a range was computed in the session's TimeZone while planning.
+    zone_read: bool,
 }
 
 /// SAFETY: `q` is a Query of the planner's tree.
@@ -323,6 +331,32 @@ unsafe fn implied(
                 continue;
             };
             let (lower_fn, upper_fn) = cx.bounds.of(found.decoder, TimeType::Timestamptz)?;
+            // In the session's zone, compared with a constant: where the range is exact in the
+            // zone of this moment, its bounds now, as constants in the comparison's place; the plan
+            // is then made again if the zone changes before it runs again (`pg::zone_plans`).
+            let folded = (found.exact
+                && w.zone.is_none()
+                && (w.unit.is_none() || unit.is_some())
+                && zone_plans::replans_on_zone_change())
+            .then(|| compared_constant(t, trunc, other))
+            .flatten()
+            .and_then(|c| session_exact(c, unit.as_deref(), (lower, upper, inclusive)));
+            if let Some((lower_at, upper_at)) = folded {
+                let conditions = [(lower_at, true, lower_fn), (upper_at, false, upper_fn)]
+                    .into_iter()
+                    .filter_map(|(at, is_lower, key_fn)| {
+                        at.map(|at| {
+                            key_bound(&found, timestamptz_const(at), is_lower, true, key_fn)
+                        })
+                    })
+                    .collect();
+                cx.zone_read = true;
+                return Some(Range {
+                    conditions,
+                    exact: true,
+                    estimated: estimated(&found),
+                });
+            }
             let (local_lower, local_upper) = cx.bounds.of_local(trunc, other)?;
             let mut conditions = Vec::new();
             for (wanted, is_lower, local_fn, key_fn) in [
@@ -344,7 +378,7 @@ unsafe fn implied(
                     .as_deref()
                     .zip(local_constant(t))
                     .is_some_and(|(z, raw)| {
-                        local_exact(raw, unit.as_deref(), z, (lower, upper, inclusive))
+                        local_exact(raw, unit.as_deref(), Some(z), (lower, upper, inclusive))
                     });
             return Some(Range {
                 conditions,
@@ -381,6 +415,66 @@ unsafe fn local_constant(t: *mut pg_sys::Node) -> Option<i64> {
             },
             _ => None,
         }
+    }
+}
+
+/// The constant a local time in the session's zone is compared with, as `session_exact` takes
+/// it: for a truncated timestamptz (`trunc`) the instant it is compared as (`other`: its type),
+/// else the local time; None where `t` is no constant or NULL.
+///
+/// SAFETY: `t` is an expression.
+unsafe fn compared_constant(
+    t: *mut pg_sys::Node,
+    trunc: bool,
+    other: TimeType,
+) -> Option<Compared> {
+    use pgrx::datum::{Date, FromDatum, Timestamp};
+    // A constant expression (`'2025-07-01'::date - 5`), folded as the planner will fold it.
+    // SAFETY: PostgreSQL's folding of immutable functions, on a copy.
+    let t = unsafe {
+        if is_a(t, pg_sys::NodeTag::T_Const) {
+            t
+        } else {
+            pg_sys::eval_const_expressions(
+                std::ptr::null_mut(),
+                pg_sys::copyObjectImpl(t.cast()).cast(),
+            )
+        }
+    };
+    if !trunc {
+        // SAFETY: as local_constant.
+        return unsafe { local_constant(t) }.map(Compared::Local);
+    }
+    // SAFETY: a Const's datum is of its type, which the comparison's operator gives as `other`.
+    unsafe {
+        if !is_a(t, pg_sys::NodeTag::T_Const) || (*(t as *mut pg_sys::Const)).constisnull {
+            return None;
+        }
+        let d = (*(t as *mut pg_sys::Const)).constvalue;
+        let at = match other {
+            TimeType::Timestamptz => instant(TimestampWithTimeZone::from_datum(d, false)?),
+            TimeType::Timestamp => local_instant(Timestamp::from_datum(d, false)?),
+            TimeType::Date => date_instant(Date::from_datum(d, false)?),
+        };
+        Some(Compared::Truncated(at))
+    }
+}
+
+/// A timestamptz constant.
+fn timestamptz_const(at: TimestampWithTimeZone) -> *mut pg_sys::Node {
+    use pgrx::IntoDatum;
+    // SAFETY: a node constructor, in the current memory context; a timestamptz is by value.
+    unsafe {
+        pg_sys::makeConst(
+            pg_sys::TIMESTAMPTZOID,
+            -1,
+            pg_sys::InvalidOid,
+            8,
+            at.into_datum().expect("timestamptz"),
+            false,
+            true,
+        )
+        .cast()
     }
 }
 

@@ -56,3 +56,10 @@ fn parse_named(name: &str) -> Result<Layout, IdError> {
 pub fn node_layout() -> &'static Layout {
     &super::generator::node().layout
 }
+
+/// The node's layout as an operator would write it (`Layout::label`), made once per backend:
+/// the layout is fixed until a restart, and its label compares it with every preset.
+pub fn node_layout_label() -> &'static str {
+    static LABEL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LABEL.get_or_init(|| node_layout().label())
+}

@@ -19,6 +19,7 @@ pub mod strong_random;
 pub mod syncrep;
 pub mod time;
 pub mod worker_loop;
+pub mod zone_plans;
 
 /// The data directory, where the node's files are (the mark, the layout history, the origins).
 pub fn data_dir() -> std::path::PathBuf {

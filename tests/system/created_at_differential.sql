@@ -368,6 +368,28 @@ EXCEPTION WHEN OTHERS THEN
     RETURN 'ERROR ' || SQLSTATE;
 END $$;
 
+-- A query's answer through a generic plan made in zone made_in (run there once) and run again
+-- after SET TimeZone = run_in; 'ERROR <state>' for an error.
+CREATE FUNCTION ca_generic_answer(sql text, param text, made_in text, run_in text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    a text;
+    run text := CASE WHEN position('$1' IN sql) > 0 THEN format('EXECUTE ca_lg(%L)', param) ELSE 'EXECUTE ca_lg' END;
+BEGIN
+    PERFORM set_config('TimeZone', made_in, true);
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+    EXECUTE format('PREPARE ca_lg%s AS %s', CASE WHEN position('$1' IN sql) > 0 THEN '(text)' ELSE '' END, sql);
+    EXECUTE run INTO a;
+    PERFORM set_config('TimeZone', run_in, true);
+    EXECUTE run INTO a;
+    DEALLOCATE ca_lg;
+    PERFORM set_config('plan_cache_mode', 'auto', true);
+    RETURN coalesce(a, '');
+EXCEPTION WHEN OTHERS THEN
+    -- PREPARE is not undone with the subtransaction.
+    DEALLOCATE ALL;
+    RETURN 'ERROR ' || SQLSTATE;
+END $$;
+
 CREATE FUNCTION ca_shapes(n int) RETURNS TABLE (tbl text, shape text, query text, param timestamptz, off_answer text, on_answer text)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -444,9 +466,10 @@ END $$;
 -- change (Lord Howe), New York's; zones of odd or huge fixed offsets; abbreviations, fixed and
 -- dynamic; units canonical, in capitals, plural and unknown; unknown zones (an error, on and off);
 -- a truncated timestamptz also against a timestamp or a date (what Django's TruncDay sends).
--- Returns a row per disagreement (none expected); ca_local_stats counts the conditions and those
--- whose plan read a key range.
-CREATE TABLE ca_local_stats (conditions int, ranged int);
+-- One condition in three also through a generic plan made in its zone and run in another.
+-- Returns a row per disagreement (none expected); ca_local_stats counts the conditions, those
+-- whose plan read a key range, those replaced by it, and the generic plans.
+CREATE TABLE ca_local_stats (conditions int, ranged int, replaced int, generic int);
 
 CREATE FUNCTION ca_local_tables() RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
@@ -464,7 +487,7 @@ BEGIN
     END LOOP;
     ANALYZE ca_local_u;
     ANALYZE ca_local_s;
-    INSERT INTO ca_local_stats VALUES (0, 0);
+    INSERT INTO ca_local_stats VALUES (0, 0, 0, 0);
 END $$;
 
 CREATE FUNCTION ca_local(n int) RETURNS TABLE (tbl text, zone text, query text, param text, off_answer text, on_answer text)
@@ -490,6 +513,9 @@ DECLARE
     a_off text;
     a_on text;
     plan text;
+    line text;
+    made_in text;
+    run_in text;
     i int;
 BEGIN
     FOR t IN SELECT * FROM (VALUES ('ca_local_u', 'uuidv7_timestamp(id)'), ('ca_local_s', 'id_timestamp(id, ''twitter'')')) v(tbl, f) LOOP
@@ -539,17 +565,36 @@ BEGIN
             a_on := ca_answer(q, p);
             plan := '';
             BEGIN
-                FOR plan IN EXECUTE 'EXPLAIN ' || q USING p LOOP
-                    IF plan ~ 'Index Cond: \(\(?id [<>]=' THEN
-                        UPDATE ca_local_stats SET ranged = ranged + 1;
-                        EXIT;
-                    END IF;
+                FOR line IN EXECUTE 'EXPLAIN ' || q USING p LOOP
+                    plan := plan || line || E'\n';
                 END LOOP;
             EXCEPTION WHEN OTHERS THEN NULL;
             END;
+            IF plan ~ 'Index Cond: \(\(?id [<>]=' THEN
+                -- A key range; replaced where nothing is left to decode on each row.
+                UPDATE ca_local_stats SET ranged = ranged + 1,
+                    replaced = replaced + (plan !~ '(id_timestamp|uuidv7_timestamp)\(')::int;
+            END IF;
             UPDATE ca_local_stats SET conditions = conditions + 1;
             IF a_on IS DISTINCT FROM a_off THEN
                 tbl := t.tbl; zone := current_setting('TimeZone'); query := q; param := p; off_answer := a_off; on_answer := a_on;
+                RETURN NEXT;
+            END IF;
+            CONTINUE WHEN i % 3 <> 0;
+            -- A generic plan made in this zone and run in another (a day's instants computed while
+            -- planning are this zone's: the plan must be made again), against the same off (a
+            -- generic plan reads rows a custom one knows it need not: an error may be its answer).
+            made_in := current_setting('TimeZone');
+            run_in := zones[1 + floor(random() * array_length(zones, 1))::int];
+            a_on := ca_generic_answer(q, p, made_in, run_in);
+            PERFORM set_config('idgen.time_conditions', 'off', true);
+            PERFORM set_config('enable_seqscan', 'on', true);
+            a_off := ca_generic_answer(q, p, made_in, run_in);
+            PERFORM set_config('idgen.time_conditions', 'on', true);
+            PERFORM set_config('enable_seqscan', 'off', true);
+            UPDATE ca_local_stats SET generic = generic + 1;
+            IF a_on IS DISTINCT FROM a_off THEN
+                tbl := t.tbl; zone := format('generic plan made in %s, run in %s', made_in, run_in); query := q; param := p; off_answer := a_off; on_answer := a_on;
                 RETURN NEXT;
             END IF;
         END LOOP;
