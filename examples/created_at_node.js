@@ -5,8 +5,9 @@
 // as text with its offset, which PostgreSQL reads as a timestamptz), a day as a 'YYYY-MM-DD'
 // string (a date), and "on a day" as created_at::date = $1 and date_trunc('day', created_at) = $1.
 // Prints one JSON line: for each, the rows it found, the rows with idgen.time_conditions off, and
-// what its plan reads: "range" (the key range alone), "around" (a range around a local day, the
-// comparison kept beside it) or "scan" (the condition on every row).
+// what its plan reads: "range" (the key range alone: a local day too, in a zone whose clocks do
+// not change near it, its bounds computed while planning), "around" (a range around a local day,
+// the comparison kept beside it) or "scan" (the condition on every row).
 const { Client } = require('pg');
 
 function how(plan) {

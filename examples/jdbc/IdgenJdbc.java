@@ -88,8 +88,9 @@ public class IdgenJdbc {
     /**
      * A free created_at (docs/snowflake.md#a-free-created_at) as JDBC code asks for it: a
      * LocalDateTime and a LocalDate, which pgjdbc sends as a timestamp and a date, and "on a day"
-     * as created_at::date = ?. For each: what the plan reads ("range": the key range alone;
-     * "around": a range around a local day, the comparison kept; "scan": the condition on every
+     * as created_at::date = ?. For each: what the plan reads ("range": the key range alone, a
+     * local day's too where the zone's clocks do not change near it; "around": a range around a
+     * local day, the comparison kept; "scan": the condition on every
      * row), and whether it finds the rows it finds with idgen.time_conditions off.
      */
     static void createdAt(Connection c, StringBuilder out) throws SQLException {

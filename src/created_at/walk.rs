@@ -26,7 +26,7 @@ use super::min_max::min_max_by_key;
 use super::order_by::order_by_key;
 use super::wrappers::{unwrap, Wrapped};
 use crate::gucs;
-use crate::pg::nodes::{bool_call, cells, conjuncts, is_a, list_of, text_constant};
+use crate::pg::nodes::{bool_call, cells, conjuncts, folded, is_a, list_of, text_constant};
 use crate::pg::planner_hook::After;
 use crate::pg::zone_plans;
 
@@ -37,11 +37,17 @@ const MAX_DEPTH: usize = 64;
 
 /// The planner hook's work: every statement's tree, before it is planned; and, where it added
 /// the markers of UUID keys' ranges (`estimates.rs`), their removal from the plan once made.
-pub(super) fn add_key_ranges(parse: *mut pg_sys::Query) -> Option<After> {
+pub(super) fn add_key_ranges(
+    parse: *mut pg_sys::Query,
+    params: pg_sys::ParamListInfo,
+) -> Option<After> {
     if !gucs::time_conditions() || parse.is_null() {
         return None;
     }
-    let mut cx = Context::default();
+    let mut cx = Context {
+        params,
+        ..Context::default()
+    };
     // SAFETY: the planner's Query, which it lets its hook change.
     unsafe { visit_query(parse, &mut cx, 0) };
     if cx.zone_read {
@@ -61,6 +67,8 @@ struct Context {
     marked: Option<pg_sys::Oid>,
     /// Whether a range was computed in the session's TimeZone while planning.
     zone_read: bool,
+    /// The values of the bind parameters the plan is made for (NULL for a generic plan).
+    params: pg_sys::ParamListInfo,
 }
 
 /// SAFETY: `q` is a Query of the planner's tree.
@@ -315,8 +323,9 @@ unsafe fn implied(
             // SQLAlchemy sends date_trunc's unit); a text constant only one the bounds serve (for
             // any other the condition reads every row, and fails, as without the range).
             let given = [w.unit, w.zone];
-            let unit = w.unit.and_then(|e| text_constant(e));
-            let zone = w.zone.and_then(|e| text_constant(e));
+            // A bind parameter of a plan made for its values is its value.
+            let unit = w.unit.and_then(|e| text_constant(folded(e, cx.params)));
+            let zone = w.zone.and_then(|e| text_constant(folded(e, cx.params)));
             if w.result != time
                 || (!trunc && other != time)
                 || !given
@@ -334,14 +343,14 @@ unsafe fn implied(
             // In the session's zone, compared with a constant: where the range is exact in the
             // zone of this moment, its bounds now, as constants in the comparison's place; the plan
             // is then made again if the zone changes before it runs again (`pg::zone_plans`).
-            let folded = (found.exact
+            let in_session = (found.exact
                 && w.zone.is_none()
                 && (w.unit.is_none() || unit.is_some())
                 && zone_plans::replans_on_zone_change())
-            .then(|| compared_constant(t, trunc, other))
+            .then(|| compared_constant(folded(t, cx.params), trunc, other))
             .flatten()
             .and_then(|c| session_exact(c, unit.as_deref(), (lower, upper, inclusive)));
-            if let Some((lower_at, upper_at)) = folded {
+            if let Some((lower_at, upper_at)) = in_session {
                 let conditions = [(lower_at, true, lower_fn), (upper_at, false, upper_fn)]
                     .into_iter()
                     .filter_map(|(at, is_lower, key_fn)| {
@@ -376,7 +385,7 @@ unsafe fn implied(
                 && (w.unit.is_none() || unit.is_some())
                 && zone
                     .as_deref()
-                    .zip(local_constant(t))
+                    .zip(local_constant(folded(t, cx.params)))
                     .is_some_and(|(z, raw)| {
                         local_exact(raw, unit.as_deref(), Some(z), (lower, upper, inclusive))
                     });
@@ -420,7 +429,7 @@ unsafe fn local_constant(t: *mut pg_sys::Node) -> Option<i64> {
 
 /// The constant a local time in the session's zone is compared with, as `session_exact` takes
 /// it: for a truncated timestamptz (`trunc`) the instant it is compared as (`other`: its type),
-/// else the local time; None where `t` is no constant or NULL.
+/// else the local time; None where `t` (folded: `pg::nodes::folded`) is no constant or NULL.
 ///
 /// SAFETY: `t` is an expression.
 unsafe fn compared_constant(
@@ -429,18 +438,6 @@ unsafe fn compared_constant(
     other: TimeType,
 ) -> Option<Compared> {
     use pgrx::datum::{Date, FromDatum, Timestamp};
-    // A constant expression (`'2025-07-01'::date - 5`), folded as the planner will fold it.
-    // SAFETY: PostgreSQL's folding of immutable functions, on a copy.
-    let t = unsafe {
-        if is_a(t, pg_sys::NodeTag::T_Const) {
-            t
-        } else {
-            pg_sys::eval_const_expressions(
-                std::ptr::null_mut(),
-                pg_sys::copyObjectImpl(t.cast()).cast(),
-            )
-        }
-    };
     if !trunc {
         // SAFETY: as local_constant.
         return unsafe { local_constant(t) }.map(Compared::Local);

@@ -115,6 +115,28 @@ pub unsafe fn rte_of(
     }
 }
 
+/// A copy of expression `e` folded as the planner folds it (immutable functions of constants;
+/// a bind parameter of a plan made for its values, which PostgreSQL marks PARAM_FLAG_CONST, as
+/// its value): a Const where it is one. `params`: the planner's bound parameters, or NULL.
+///
+/// SAFETY: `e` is an expression; in a transaction (catalog lookups).
+pub unsafe fn folded(e: *mut pg_sys::Node, params: pg_sys::ParamListInfo) -> *mut pg_sys::Node {
+    // SAFETY: PostgreSQL's folding, on a copy, with a planner state that has only the parameters
+    // (what eval_const_expressions reads of it; the dependencies it records are dropped).
+    unsafe {
+        if is_a(e, pg_sys::NodeTag::T_Const) {
+            return e;
+        }
+        let mut glob = pgrx::PgBox::<pg_sys::PlannerGlobal>::alloc0();
+        glob.type_ = pg_sys::NodeTag::T_PlannerGlobal;
+        glob.boundParams = params;
+        let mut root = pgrx::PgBox::<pg_sys::PlannerInfo>::alloc0();
+        root.type_ = pg_sys::NodeTag::T_PlannerInfo;
+        root.glob = glob.into_pg();
+        pg_sys::eval_const_expressions(root.into_pg(), pg_sys::copyObjectImpl(e.cast()).cast())
+    }
+}
+
 /// The value of a non-NULL text constant.
 ///
 /// SAFETY: `e` is an expression.

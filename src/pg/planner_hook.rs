@@ -8,14 +8,15 @@ use pgrx::pg_sys::ffi::pg_guard_ffi_boundary;
 
 /// What to do to the plan once made, if anything.
 pub type After = Box<dyn FnOnce(*mut pg_sys::PlannedStmt)>;
-type Before = fn(*mut pg_sys::Query) -> Option<After>;
+type Before = fn(*mut pg_sys::Query, pg_sys::ParamListInfo) -> Option<After>;
 
 static BEFORE: OnceLock<Before> = OnceLock::new();
 static mut PREV: pg_sys::planner_hook_type = None;
 
 /// Runs `before` over the query tree of every statement planned from now on (it may change the
-/// tree: the planner works on a copy of a cached plan's), and what it returns over the plan the
-/// planner then makes of that tree. Once, from _PG_init.
+/// tree: the planner works on a copy of a cached plan's), with the values of the bind parameters
+/// the plan is made for (NULL for a generic plan), and what it returns over the plan the planner
+/// then makes of that tree. Once, from _PG_init.
 pub fn before_planning(before: Before) {
     if BEFORE.set(before).is_err() {
         return;
@@ -35,7 +36,7 @@ unsafe extern "C-unwind" fn plan(
     cursor_options: std::ffi::c_int,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
-    let after = BEFORE.get().and_then(|before| before(parse));
+    let after = BEFORE.get().and_then(|before| before(parse, bound_params));
     // SAFETY: the previous hook, or the standard planner, with the arguments PostgreSQL gave.
     let stmt = unsafe {
         match PREV {
@@ -57,7 +58,7 @@ unsafe extern "C-unwind" fn plan(
     bound_params: pg_sys::ParamListInfo,
     es: *mut pg_sys::ExplainState,
 ) -> *mut pg_sys::PlannedStmt {
-    let after = BEFORE.get().and_then(|before| before(parse));
+    let after = BEFORE.get().and_then(|before| before(parse, bound_params));
     // SAFETY: the previous hook, or the standard planner, with the arguments PostgreSQL gave.
     let stmt = unsafe {
         match PREV {

@@ -32,9 +32,9 @@ echo "    $out"
 check_legacy_row "$out"
 check "pgjdbc: getGeneratedKeys gives the Snowflake ID of one INSERT and 100 keys for a batch of 100" eq \
   "$(field "$out" jdbc_one_above_2_pow_53)|$(field "$out" jdbc_batch_keys)" "True|100"
-check "pgjdbc, a free created_at: a LocalDateTime and a LocalDate (a timestamp and a date) read by the key range alone, created_at::date = a LocalDate by a range around the day; each the rows of the setting off" eq \
+check "pgjdbc, a free created_at: a LocalDateTime and a LocalDate (a timestamp and a date) read by the key range alone, and so is created_at::date = a LocalDate (a parameter of a plan made for it, in a zone whose clocks do not change); each the rows of the setting off" eq \
   "$(field "$out" jdbc_created_at_local_date_time)|$(field "$out" jdbc_created_at_local_date)|$(field "$out" jdbc_created_at_cast_date)" \
-  "range True|range True|around True"
+  "range True|range True|range True"
 check "Hibernate on idgen.segment_alloc: 120 rows, 120 distinct ids, 1 to 120, from 3 ranges of 50" eq \
   "$(field "$out" hibernate_rows)|$(field "$out" hibernate_distinct)|$(field "$out" hibernate_min)|$(field "$out" hibernate_max)|$(field "$out" ranges_taken)" \
   "120|120|1|120|3"

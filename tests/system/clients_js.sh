@@ -14,7 +14,7 @@
 # schema engine from binaries.prisma.sh, which no registry carries.
 # A free created_at as node-postgres asks (examples/created_at_node.js): a JavaScript Date and a day
 # string read by the key range alone; created_at::date = $1 and date_trunc('day', created_at) = $1
-# by a range around the day; each the rows of the setting off.
+# by the day's key range alone (a zone whose clocks do not change); each the rows of the setting off.
 # Skipped, saying why, when Node.js is missing or the npm registry cannot be reached.
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/assert.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/../helpers/clients.sh"
@@ -67,8 +67,8 @@ echo "    $ca"
 ca_case() { python3 -c "import json, sys; r = json.loads(sys.argv[1])[sys.argv[2]]; print(r['how'], r['rows'] == r['rows_off'] > 0)" "$ca" "$1"; }
 check "a JavaScript Date (a timestamptz) and a day string (a date): the key range alone, the rows of the setting off" eq \
   "$(ca_case js_date)|$(ca_case day_string)" "range True|range True"
-check "created_at::date = a day string, date_trunc('day', created_at) = a Date: a range around the day, the rows of the setting off" eq \
-  "$(ca_case cast_date)|$(ca_case date_trunc)" "around True|around True"
+check "created_at::date = a day string, date_trunc('day', created_at) = a Date (parameters of a plan made for them), in a zone whose clocks do not change: the day's key range alone, the rows of the setting off" eq \
+  "$(ca_case cast_date)|$(ca_case date_trunc)" "range True|range True"
 
 phase "the ORMs (examples/orm.js)"
 orm=$(NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/orm.js" "postgres://postgres@127.0.0.1:$PORT/postgres")
