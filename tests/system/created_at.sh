@@ -242,6 +242,11 @@ zone_day() { # zone_day on|off: a prepared statement's and a PL/pgSQL function's
 }
 check "a prepared statement's and a PL/pgSQL function's plans of a day in the session's zone, run after SET TimeZone, SET LOCAL and its end: made again, the rows of each zone as without the range" eq \
   "$(zone_day on)" "$(zone_day off)"
+day5=$(q $PORT "SELECT '$T0'::date - 5")
+check "a cursor of a day in the session's zone, declared in UTC and fetched after SET TimeZone: the day of UTC, the zone it was planned in (docs/snowflake.md says so)" eq \
+  "$(q $PORT "SET TimeZone = 'UTC'; BEGIN; DECLARE c CURSOR FOR SELECT count(*) || ':' || sum(hashtext(id::text)) FROM orders_v WHERE created_at::date = '$day5';
+     SET TimeZone = 'Pacific/Kiritimati'; FETCH c; COMMIT")" \
+  "$(q $PORT "SET TimeZone = 'UTC'; SET idgen.time_conditions = off; SELECT count(*) || ':' || sum(hashtext(id::text)) FROM orders_v WHERE created_at::date = '$day5'")"
 check "date_trunc('day', created_at) = a timestamptz of now(): a key range, the comparison kept (no constant)" \
   filtered "SELECT * FROM orders_v WHERE date_trunc('day', created_at) = date_trunc('day', now() - interval '3 days')"
 check "date_trunc('day', created_at AT TIME ZONE 'Asia/Kathmandu') >= a timestamp (Django's TruncDay): a key range" \

@@ -12,8 +12,9 @@
 --   ca_tables()            the tables (ca_tables lists them)
 --   ca_differential(n)     n conditions per table; a row per disagreement (none expected); how
 --                          many conditions ran and how many plans read a key range go to ca_stats;
---                          every eighth condition also as a DELETE (rolled back) and as a generic
---                          plan made in one TimeZone and run in another (ca_stats.more counts them)
+--                          every eighth condition also as a DELETE (rolled back), through a SQL
+--                          and a PL/pgSQL function, and as a generic plan made in one TimeZone and
+--                          run in another (ca_stats.more counts them)
 --   ca_shapes(n)           n conditions per table and shape (subqueries, views, set operations,
 --                          grouping sets, joins, sorts by the time, 2,000 conditions at once); a
 --                          row per disagreement (none expected)
@@ -288,6 +289,23 @@ BEGIN
             a_on := ca_rolled_back(q, c.param);
             IF a_on IS DISTINCT FROM a_off THEN
                 tbl := r.tbl; cond := c.cond; param := c.param; off_rows := a_off; on_rows := a_on; how := 'delete';
+                RETURN NEXT;
+            END IF;
+            -- The same query as a SQL function's and a PL/pgSQL function's statement (the
+            -- condition's $1 their parameter), each called twice (PL/pgSQL's second call runs
+            -- the plan it cached), against the query off.
+            q := format('SELECT coalesce(string_agg(id::text, '','' ORDER BY id), '''') FROM %I WHERE %s', r.tbl, c.cond);
+            EXECUTE format('CREATE FUNCTION pg_temp.ca_sqlf(timestamptz) RETURNS text LANGUAGE sql STABLE AS %L', q);
+            EXECUTE format('CREATE FUNCTION pg_temp.ca_plf(timestamptz) RETURNS text LANGUAGE plpgsql STABLE AS %L',
+                           format('BEGIN RETURN (%s); END', q));
+            a_on := ca_answer('SELECT pg_temp.ca_sqlf($1) || ''|'' || pg_temp.ca_plf($1) || ''|'' || pg_temp.ca_sqlf($1) || ''|'' || pg_temp.ca_plf($1)', c.param);
+            DROP FUNCTION pg_temp.ca_sqlf(timestamptz);
+            DROP FUNCTION pg_temp.ca_plf(timestamptz);
+            PERFORM set_config('idgen.time_conditions', 'off', true);
+            a_off := ca_answer(q, c.param);
+            PERFORM set_config('idgen.time_conditions', 'on', true);
+            IF a_on IS DISTINCT FROM (CASE WHEN a_off LIKE 'ERROR %' THEN a_off ELSE concat_ws('|', a_off, a_off, a_off, a_off) END) THEN
+                tbl := r.tbl; cond := c.cond; param := c.param; off_rows := a_off; on_rows := a_on; how := 'SQL and PL/pgSQL functions';
                 RETURN NEXT;
             END IF;
             -- A generic plan, made in the condition's zone and run in another: what a timestamp
