@@ -5,7 +5,8 @@
 //! They read the zone's UTC offsets near the bound (`pg_next_dst_boundary`), so a day whose
 //! clocks change gives a wider range, never a narrower one; the arithmetic, and why it is a
 //! superset, is the core's (`pg_idgen_core::local_time`). The condition itself stays beside the
-//! range. Where anything is not as expected (a unit or zone they do not know, a time near the
+//! range, but where the range is exact (`local_exact`; in the session's zone `session_exact`,
+//! whose bounds are computed while planning). Where anything is not as expected (a unit or zone they do not know, a time near the
 //! ends of the calendar, a zone that walks too long) they give the widest bound: never an error.
 //!
 //! `unit` is one of `date_trunc`'s canonical units, or NULL for none; `zone` a zone's text as `AT

@@ -10,7 +10,9 @@
 //! the last key of an ORDER BY, becomes a sort by the key, which its index returns in order; its
 //! `min` and `max` the time of the key's, which the index gives in one row. A local time of the
 //! time compared with a constant (`created_at::date = D`, `date_trunc('day', created_at) = T`)
-//! gets the range of instants around it that the zone's offsets allow, beside the comparison.
+//! gets the range of instants around it that the zone's offsets allow, beside the comparison, or
+//! in its place where the zone has one offset near it (the session's zone: as the statement is
+//! planned, with `pg::zone_plans` having cached plans made again when the zone changes).
 //! `idgen.time_conditions = off` turns both off.
 //!
 //! - `decoders.rs`: the table of decoders the walk understands, and what proves each one's range;

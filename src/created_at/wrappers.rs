@@ -5,7 +5,8 @@
 //! [, z])`, a timestamptz). None of them is monotone in the instant (a local time repeats where
 //! the clocks fall back), so what the walk adds for a comparison of one with a constant is the
 //! range of instants around it that `local_time.rs` computes from the zone's offsets when the
-//! statement runs, and the comparison stays beside it.
+//! statement runs, and the comparison stays beside it; where the zone has one offset near the
+//! constant, the range is exact and stands alone (`local_time::local_exact`, `session_exact`).
 use pgrx::pg_sys;
 
 use super::bounds::TimeType;
