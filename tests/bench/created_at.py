@@ -4,8 +4,10 @@ same query written by hand as a key range, on tables of ROWS_CA rows (10M) keyed
 and by UUIDv7s spread over a year; the latest 20 rows by the time against the same by the key;
 what the queries cost with idgen.time_conditions off (the sequential scans of before); and the
 planning time the hook adds to queries it has nothing to do for. Each query runs under pgbench
-(one client, simple protocol: parsed and planned every time) for SECS seconds, ROUNDS rounds
-interleaved; the ratio is the median of the rounds' ratios, with their spread.
+(one client, simple protocol: parsed and planned every time), the query by time and those it is
+compared with interleaved (pgbench picks one of them for each transaction; each mean from its log
+of every transaction), SECS seconds a query, ROUNDS rounds; the ratio is the median of the rounds'
+ratios, with their spread.
 
     python3 created_at.py PORT   (PGBIN, ROWS_CA, PGBENCH_SECONDS, ROUNDS from the environment)
 """
@@ -42,7 +44,7 @@ def latency_ms(sql, options=""):
     raise SystemExit(f"no latency in pgbench's output:\n{out}")
 
 
-print(f"\n## A free created_at: {ROWS:,} rows a table, a year of keys; pgbench, 1 client, {SECS} s x {ROUNDS} rounds")
+print(f"\n## A free created_at: {ROWS:,} rows a table, a year of keys; pgbench, 1 client, {SECS} s a query x {ROUNDS} rounds, interleaved")
 psql(f"""
 DROP TABLE IF EXISTS ca_orders, ca_events CASCADE;
 CREATE TABLE ca_orders (id bigint PRIMARY KEY, v int);
@@ -115,6 +117,38 @@ for name, by_time, by_hand in CASES:
 # range is exact only to the layout's tick); and, to show what the time condition kept beside the
 # added range costs, the key range with as many conditions of nothing on another column (v > -1),
 # the price PostgreSQL asks for any condition it checks on each row it reads.
+def latencies_ms(sqls, seconds):
+    """Mean latency of each query, ms, run interleaved: one client of pgbench picks one of them at
+    random for each transaction, for `seconds` in all, so that whatever the machine does meanwhile
+    falls on all alike; each mean from pgbench's log of every transaction (in microseconds)."""
+    with tempfile.TemporaryDirectory() as d:
+        scripts = []
+        for i, sql in enumerate(sqls):
+            path = os.path.join(d, f"q{i}.sql")
+            with open(path, "w") as f:
+                f.write(sql + ";\n")
+            scripts += ["-f", f"{path}@1"]
+        os.chmod(d, 0o777)
+        subprocess.run([f"{PGBIN}/pgbench", "-h", "127.0.0.1", "-p", PORT, "-U", "postgres", "-n", "-M", "simple",
+                        "-T", str(seconds), "-c", "1", *scripts, "--log", "--log-prefix", os.path.join(d, "log"),
+                        "postgres"], check=True, capture_output=True, text=True, cwd=d)
+        total = [0] * len(sqls)
+        count = [0] * len(sqls)
+        for name in os.listdir(d):
+            if not name.startswith("log"):
+                continue
+            with open(os.path.join(d, name)) as f:
+                # client_id transaction_no time_us script_no time_epoch time_us_of_second
+                for line in f:
+                    fields = line.split()
+                    script, us = int(fields[3]), int(fields[2])
+                    total[script] += us
+                    count[script] += 1
+    if min(count) == 0:
+        raise SystemExit(f"pgbench's log has no transaction of some of {sqls}")
+    return [t / n / 1000 for t, n in zip(total, count)]
+
+
 print(f"{'query':<42} {'by time':>9} {'range':>9} {'both':>9} {'range+v':>9} {'vs range':>17} {'vs both':>17} {'vs range+v':>17}")
 for name, by_time, by_hand in CASES:
     where = by_time.split(" WHERE ", 1)[1]
@@ -122,8 +156,8 @@ for name, by_time, by_hand in CASES:
     trivial = by_hand + " AND v > -1" * (1 + where.count(" AND "))
     runs = {"t": [], "r": [], "b": [], "v": []}
     for _ in range(ROUNDS):
-        for key, sql in (("t", by_time), ("r", by_hand), ("b", both), ("v", trivial)):
-            runs[key].append(latency_ms(sql))
+        for key, ms in zip("trbv", latencies_ms([by_time, by_hand, both, trivial], 4 * SECS)):
+            runs[key].append(ms)
 
     def ratio(key):
         rs = [t / o for t, o in zip(runs["t"], runs[key])]
@@ -164,7 +198,7 @@ print(f"{'query':<50} {'by time':>9} {'by key':>9} {'vs by key':>17}")
 for name, by_time, by_key in ORDER_CASES:
     t_all, k_all, ratios = [], [], []
     for _ in range(ROUNDS):
-        t, k = latency_ms(by_time), latency_ms(by_key)
+        t, k = latencies_ms([by_time, by_key], 2 * SECS)
         t_all.append(t)
         k_all.append(k)
         ratios.append(t / k)
