@@ -22,7 +22,7 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, Internal, Uuid};
 
-use pg_idgen_core::histogram::share_below;
+use pg_idgen_core::histogram::{share_below_sampled, Tails};
 
 use super::decoders::UUID;
 use crate::pg::nodes::{answer_selectivity, bool_call, cells, is_a, list_of};
@@ -189,12 +189,14 @@ struct ColumnStats {
     nulls: f64,
     common: Vec<(u128, f64)>,
     bounds: Vec<u128>,
+    /// The rows below the histogram's first bound and above its last (`tails`).
+    tails: Tails,
 }
 
 impl ColumnStats {
     /// The share of rows at or above `bound` (`lower`) or at or below it; None without a histogram.
     fn side(&self, bound: u128, lower: bool) -> Option<f64> {
-        let below = share_below(&self.bounds, bound)?;
+        let below = share_below_sampled(&self.bounds, bound, self.tails)?;
         let others = (1.0 - self.nulls - self.common.iter().map(|c| c.1).sum::<f64>()).max(0.0);
         let common: f64 = self
             .common
@@ -230,6 +232,7 @@ unsafe fn column_stats(
             nulls: (*form).stanullfrac as f64,
             common: Vec::new(),
             bounds: Vec::new(),
+            tails: tails(root, data.rel),
         };
         let mut slot = pg_sys::AttStatsSlot::default();
         if pg_sys::get_attstatsslot(
@@ -262,6 +265,49 @@ unsafe fn column_stats(
             free(tuple);
         }
         Some(stats)
+    }
+}
+
+/// A relation's rows beyond the ends of a UUIDv7 column's histogram: ANALYZE's sample leaves
+/// about 1/(n + 1) of the rows it saw below its least value and as many above its greatest (it
+/// samples 300 rows a unit of the statistics target, the default's here: a column's own target is
+/// not read), and the rows the relation has gained since (its size now, against
+/// pg_class.reltuples as ANALYZE left it) lie above the greatest: keys made when they were
+/// written, up to the key of this moment (a UUIDv7's first 48 bits are its Unix time in ms).
+///
+/// SAFETY: during planning; `rel` is NULL or a relation of `root`.
+unsafe fn tails(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo) -> Tails {
+    // SAFETY: the planner's RelOptInfo and range table; a syscache lookup and release.
+    unsafe {
+        if rel.is_null() || (*rel).tuples <= 0.0 {
+            return Tails::default();
+        }
+        let now = (*rel).tuples;
+        let rte = *(*root).simple_rte_array.add((*rel).relid as usize);
+        let mut analyzed = now;
+        if !rte.is_null() && (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
+            let tup = pg_sys::SearchSysCache1(
+                pg_sys::SysCacheIdentifier::RELOID as _,
+                (*rte).relid.into(),
+            );
+            if !tup.is_null() {
+                let form = pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_class;
+                // Never analyzed (-1): nothing known to be gained.
+                if (*form).reltuples > 0.0 {
+                    analyzed = f64::from((*form).reltuples).min(now);
+                }
+                pg_sys::ReleaseSysCache(tup);
+            }
+        }
+        let sample = analyzed.min(300.0 * f64::from(pg_sys::default_statistics_target.max(1)));
+        let edge = analyzed / now / (sample + 1.0);
+        // Microseconds since 2000 as Unix milliseconds, the last key of that millisecond.
+        let ms = pg_sys::GetCurrentTimestamp() / 1000 + 946_684_800_000;
+        Tails {
+            below: edge,
+            above: edge + (now - analyzed) / now,
+            above_to: u128::try_from(ms).ok().map(|ms| ms << 80 | ((1 << 80) - 1)),
+        }
     }
 }
 
