@@ -6,8 +6,9 @@
 //! clocks change gives a wider range, never a narrower one; the arithmetic, and why it is a
 //! superset, is the core's (`pg_idgen_core::local_time`). The condition itself stays beside the
 //! range, but where the range is exact (`local_exact`; in the session's zone `session_exact`,
-//! whose bounds are computed while planning). Where anything is not as expected (a unit or zone they do not know, a time near the
-//! ends of the calendar, a zone that walks too long) they give the widest bound: never an error.
+//! whose bounds are computed while planning). Where anything is not as expected (a unit or zone
+//! they do not know, a time near the ends of the calendar, a zone that walks too long) they give
+//! the widest bound: never an error.
 //!
 //! `unit` is one of `date_trunc`'s canonical units, or NULL for none; `zone` a zone's text as `AT
 //! TIME ZONE` takes it, or NULL for the session's TimeZone (what `::date`, `::timestamp` and
@@ -350,9 +351,8 @@ pub(super) enum Compared {
 /// constant, computed now, where that range holds exactly the instants the comparison holds for
 /// in the zone of this moment (`local_exact`: one offset near each side), so that the range can
 /// stand in the comparison's place as constants: (lower, upper) for the sides wanted; None where
-/// not exact. A
-/// plan made of them is right in this zone only: the caller tells `pg::zone_plans`, which has
-/// cached plans made again when the zone changes.
+/// not exact. A plan made of them is right in this zone only: the caller tells `pg::zone_plans`,
+/// which has cached plans made again when the zone changes.
 pub(super) fn session_exact(
     c: Compared,
     unit: Option<&str>,

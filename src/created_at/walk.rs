@@ -383,12 +383,11 @@ unsafe fn implied(
             let exact = found.exact
                 && !trunc
                 && (w.unit.is_none() || unit.is_some())
-                && zone
-                    .as_deref()
-                    .zip(local_constant(folded(t, cx.params)))
-                    .is_some_and(|(z, raw)| {
+                && zone.as_deref().is_some_and(|z| {
+                    local_constant(folded(t, cx.params)).is_some_and(|raw| {
                         local_exact(raw, unit.as_deref(), Some(z), (lower, upper, inclusive))
-                    });
+                    })
+                });
             return Some(Range {
                 conditions,
                 exact,
