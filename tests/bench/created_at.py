@@ -44,6 +44,37 @@ def latency_ms(sql, options=""):
     raise SystemExit(f"no latency in pgbench's output:\n{out}")
 
 
+def latencies_ms(sqls, seconds):
+    """Mean latency of each query, ms, run interleaved: one client of pgbench picks one of them at
+    random for each transaction, for `seconds` in all, so that whatever the machine does meanwhile
+    falls on all alike; each mean from pgbench's log of every transaction (in microseconds)."""
+    with tempfile.TemporaryDirectory() as d:
+        scripts = []
+        for i, sql in enumerate(sqls):
+            path = os.path.join(d, f"q{i}.sql")
+            with open(path, "w") as f:
+                f.write(sql + ";\n")
+            scripts += ["-f", f"{path}@1"]
+        subprocess.run([f"{PGBIN}/pgbench", "-h", "127.0.0.1", "-p", PORT, "-U", "postgres", "-n", "-M", "simple",
+                        "-T", str(seconds), "-c", "1", *scripts, "--log", "--log-prefix", os.path.join(d, "log"),
+                        "postgres"], check=True, capture_output=True, text=True, cwd=d)
+        total = [0] * len(sqls)
+        count = [0] * len(sqls)
+        for name in os.listdir(d):
+            if not name.startswith("log"):
+                continue
+            with open(os.path.join(d, name)) as f:
+                # client_id transaction_no time_us script_no time_epoch time_us_of_second
+                for line in f:
+                    fields = line.split()
+                    script, us = int(fields[3]), int(fields[2])
+                    total[script] += us
+                    count[script] += 1
+    if min(count) == 0:
+        raise SystemExit(f"pgbench's log has no transaction of some of {sqls}")
+    return [t / n / 1000 for t, n in zip(total, count)]
+
+
 print(f"\n## A free created_at: {ROWS:,} rows a table, a year of keys; pgbench, 1 client, {SECS} s a query x {ROUNDS} rounds, interleaved")
 psql(f"""
 DROP TABLE IF EXISTS ca_orders, ca_events CASCADE;
@@ -117,38 +148,6 @@ for name, by_time, by_hand in CASES:
 # range is exact only to the layout's tick); and, to show what the time condition kept beside the
 # added range costs, the key range with as many conditions of nothing on another column (v > -1),
 # the price PostgreSQL asks for any condition it checks on each row it reads.
-def latencies_ms(sqls, seconds):
-    """Mean latency of each query, ms, run interleaved: one client of pgbench picks one of them at
-    random for each transaction, for `seconds` in all, so that whatever the machine does meanwhile
-    falls on all alike; each mean from pgbench's log of every transaction (in microseconds)."""
-    with tempfile.TemporaryDirectory() as d:
-        scripts = []
-        for i, sql in enumerate(sqls):
-            path = os.path.join(d, f"q{i}.sql")
-            with open(path, "w") as f:
-                f.write(sql + ";\n")
-            scripts += ["-f", f"{path}@1"]
-        os.chmod(d, 0o777)
-        subprocess.run([f"{PGBIN}/pgbench", "-h", "127.0.0.1", "-p", PORT, "-U", "postgres", "-n", "-M", "simple",
-                        "-T", str(seconds), "-c", "1", *scripts, "--log", "--log-prefix", os.path.join(d, "log"),
-                        "postgres"], check=True, capture_output=True, text=True, cwd=d)
-        total = [0] * len(sqls)
-        count = [0] * len(sqls)
-        for name in os.listdir(d):
-            if not name.startswith("log"):
-                continue
-            with open(os.path.join(d, name)) as f:
-                # client_id transaction_no time_us script_no time_epoch time_us_of_second
-                for line in f:
-                    fields = line.split()
-                    script, us = int(fields[3]), int(fields[2])
-                    total[script] += us
-                    count[script] += 1
-    if min(count) == 0:
-        raise SystemExit(f"pgbench's log has no transaction of some of {sqls}")
-    return [t / n / 1000 for t, n in zip(total, count)]
-
-
 print(f"{'query':<42} {'by time':>9} {'range':>9} {'both':>9} {'range+v':>9} {'vs range':>17} {'vs both':>17} {'vs range+v':>17}")
 for name, by_time, by_hand in CASES:
     where = by_time.split(" WHERE ", 1)[1]
