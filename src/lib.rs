@@ -6,6 +6,7 @@
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
+mod adopt;
 mod allocator;
 mod backfill;
 mod codec;
@@ -61,6 +62,7 @@ pub extern "C-unwind" fn _PG_init() {
     segment::init();
     backfill::init();
     created_at::init();
+    adopt::init();
     lease::keeper::register();
     roles::init();
 }

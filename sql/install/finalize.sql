@@ -471,6 +471,16 @@ GRANT EXECUTE ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, bo
 -- What they and the key-type check (run by anyone's DDL) call: a type's base type, and a
 -- column's largest value read as its table's owner, for a caller who may read the column.
 GRANT EXECUTE ON FUNCTION idgen_internal.key_type_of(oid, integer), idgen_internal.column_max(oid, text) TO PUBLIC;
+-- Sequence owners: adopting their sequences and giving them back (SECURITY INVOKER; the record
+-- checks the caller owns the sequence). What an adopted sequence's draws become (rewritten into
+-- every role's statements: each checks the sequence privileges PostgreSQL's own function would).
+GRANT SELECT ON idgen.adopted_sequences TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.adopt_sequence(regclass, boolean), idgen.adopt_sequences(regnamespace, boolean),
+    idgen.release_sequence(regclass), idgen_internal.adoption_record(regclass, boolean, bigint),
+    idgen_internal.adoption_block_refusal(bigint), idgen_internal.sequence_columns(regclass),
+    idgen_internal.sequence_next(regclass, bigint, boolean), idgen_internal.sequence_nextval(regclass),
+    idgen_internal.sequence_currval(regclass), idgen_internal.sequence_setval(regclass, bigint),
+    idgen_internal.sequence_setval(regclass, bigint, boolean), idgen_internal.sequence_lastval() TO PUBLIC;
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
 -- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
 -- timestamp or a date, and the time_local_/time_trunc_ ones, which read a zone's offsets as

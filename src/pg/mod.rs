@@ -8,6 +8,7 @@ pub mod fast_entry;
 pub mod latest_scan;
 pub mod lwlock;
 pub mod nodes;
+pub mod own_functions;
 pub mod page_stamp;
 pub mod planner_hook;
 pub mod plans;
@@ -18,6 +19,7 @@ pub mod spi_read;
 pub mod strong_random;
 pub mod syncrep;
 pub mod time;
+pub mod utility_hook;
 pub mod worker_loop;
 pub mod zone_plans;
 

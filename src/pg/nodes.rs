@@ -184,3 +184,17 @@ pub fn c_symbol(funcid: pg_sys::Oid) -> Option<String> {
         symbol
     }
 }
+
+/// The text of a String node (a column name in a parse tree's list of names).
+///
+/// SAFETY: `n` is a node, or NULL.
+pub unsafe fn string_value(n: *mut pg_sys::Node) -> Option<String> {
+    // SAFETY: a String node by its tag, holding a NUL-terminated string.
+    unsafe {
+        if !is_a(n, pg_sys::NodeTag::T_String) {
+            return None;
+        }
+        let s = (*(n as *mut pg_sys::String)).sval;
+        (!s.is_null()).then(|| std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned())
+    }
+}

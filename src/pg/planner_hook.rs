@@ -10,15 +10,20 @@ use pgrx::pg_sys::ffi::pg_guard_ffi_boundary;
 pub type After = Box<dyn FnOnce(*mut pg_sys::PlannedStmt)>;
 type Before = fn(*mut pg_sys::Query, pg_sys::ParamListInfo) -> Option<After>;
 
-static BEFORE: OnceLock<Before> = OnceLock::new();
+/// The functions run before planning, in the order they were given (a few: one per subsystem).
+static BEFORE: [OnceLock<Before>; 4] = [const { OnceLock::new() }; 4];
 static mut PREV: pg_sys::planner_hook_type = None;
 
 /// Runs `before` over the query tree of every statement planned from now on (it may change the
 /// tree: the planner works on a copy of a cached plan's), with the values of the bind parameters
 /// the plan is made for (NULL for a generic plan), and what it returns over the plan the planner
-/// then makes of that tree. Once, from _PG_init.
+/// then makes of that tree. From _PG_init; each subsystem's runs after those given before it.
 pub fn before_planning(before: Before) {
-    if BEFORE.set(before).is_err() {
+    let first = BEFORE[0].get().is_none();
+    if !BEFORE.iter().any(|slot| slot.set(before).is_ok()) {
+        panic!("planner_hook::before_planning: more subsystems than slots");
+    }
+    if !first {
         return;
     }
     // SAFETY: hooks are installed from _PG_init, single-threaded, chaining the previous one.
@@ -26,6 +31,21 @@ pub fn before_planning(before: Before) {
         PREV = pg_sys::planner_hook;
         pg_sys::planner_hook = Some(plan);
     }
+}
+
+/// What the functions given to `before_planning` ask to be done to the plan, in their order.
+fn run_before(parse: *mut pg_sys::Query, params: pg_sys::ParamListInfo) -> Option<After> {
+    let afters: Vec<After> = BEFORE
+        .iter()
+        .map_while(|slot| slot.get())
+        .filter_map(|before| before(parse, params))
+        .collect();
+    if afters.is_empty() {
+        return None;
+    }
+    Some(Box::new(move |stmt| {
+        afters.into_iter().for_each(|after| after(stmt))
+    }))
 }
 
 #[cfg(not(feature = "pg19"))]
@@ -36,7 +56,7 @@ unsafe extern "C-unwind" fn plan(
     cursor_options: std::ffi::c_int,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
-    let after = BEFORE.get().and_then(|before| before(parse, bound_params));
+    let after = run_before(parse, bound_params);
     // SAFETY: the previous hook, or the standard planner, with the arguments PostgreSQL gave.
     let stmt = unsafe {
         match PREV {
@@ -58,7 +78,7 @@ unsafe extern "C-unwind" fn plan(
     bound_params: pg_sys::ParamListInfo,
     es: *mut pg_sys::ExplainState,
 ) -> *mut pg_sys::PlannedStmt {
-    let after = BEFORE.get().and_then(|before| before(parse, bound_params));
+    let after = run_before(parse, bound_params);
     // SAFETY: the previous hook, or the standard planner, with the arguments PostgreSQL gave.
     let stmt = unsafe {
         match PREV {

@@ -29,6 +29,7 @@ pub mod presets;
 pub mod privilege_message;
 pub mod public_id;
 pub mod segment;
+pub mod sequence_blocks;
 pub mod shared_text;
 pub mod time_bounds;
 pub mod typeid;
