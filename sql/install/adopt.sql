@@ -2,14 +2,22 @@
 -- bigserial default, an IDENTITY column, nextval() in any statement, COPY) returns the node's next
 -- Snowflake ID, with no change to the table, its default or the application. One row per
 -- sequence, dumped with the database (pg_dump, pg_restore and pg_upgrade keep the adoption).
-CREATE TABLE idgen.adopted_sequences (
+CREATE TABLE idgen_internal.adopted_sequences (
     seq regclass PRIMARY KEY,
     adopted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     adopted_by name NOT NULL DEFAULT CURRENT_USER
 );
-SELECT pg_catalog.pg_extension_config_dump('idgen.adopted_sequences', '');
-COMMENT ON TABLE idgen.adopted_sequences IS
-    'Sequences whose draws return Snowflake IDs (idgen.adopt_sequence); written only by pg_idgen''s functions.';
+SELECT pg_catalog.pg_extension_config_dump('idgen_internal.adopted_sequences', '');
+COMMENT ON TABLE idgen_internal.adopted_sequences IS
+    'Sequences whose draws return Snowflake IDs (idgen.adopt_sequence); written only by idgen_internal.adoption_record.';
+
+CREATE VIEW idgen.adopted_sequences AS
+    SELECT a.seq, a.adopted_at, a.adopted_by FROM idgen_internal.adopted_sequences a;
+COMMENT ON VIEW idgen.adopted_sequences IS
+    'The adopted sequences: every draw from them returns this node''s next Snowflake ID (idgen.adopt_sequence; idgen.release_sequence gives one back).';
+COMMENT ON COLUMN idgen.adopted_sequences.seq IS 'The sequence.';
+COMMENT ON COLUMN idgen.adopted_sequences.adopted_at IS 'When it was adopted.';
+COMMENT ON COLUMN idgen.adopted_sequences.adopted_by IS 'The session user who adopted it.';
 
 CREATE FUNCTION idgen_internal.adoption_record(seq regclass, adopt boolean, last_value bigint DEFAULT NULL)
 RETURNS bigint VOLATILE PARALLEL UNSAFE
@@ -38,26 +46,30 @@ CREATE FUNCTION idgen_internal.sequence_lastval() RETURNS bigint
 VOLATILE PARALLEL RESTRICTED
 LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_lastval_wrapper';
 
--- The columns that draw from a sequence: an IDENTITY column or a serial's (the sequence is owned
--- by the column), and every column whose default names it.
+-- The columns that draw from a sequence, one row each: an IDENTITY column, a column whose default
+-- names it (a serial's), or one that only owns it.
 CREATE FUNCTION idgen_internal.sequence_columns(seq regclass)
 RETURNS TABLE (tbl regclass, col name, how text, typ regtype)
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT DISTINCT c.oid::regclass, a.attname,
-           CASE WHEN a.attidentity <> '' THEN 'identity' ELSE 'default' END, a.atttypid::regtype
-      FROM pg_depend d
-      JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
-      JOIN pg_class c ON c.oid = ad.adrelid
-      JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
-     WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = sequence_columns.seq
-    UNION
-    SELECT DISTINCT c.oid::regclass, a.attname,
-           CASE WHEN a.attidentity <> '' THEN 'identity' ELSE 'owner' END, a.atttypid::regtype
-      FROM pg_depend d
-      JOIN pg_class c ON c.oid = d.refobjid
-      JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
-     WHERE d.classid = 'pg_class'::regclass AND d.objid = sequence_columns.seq
-       AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i') AND d.refobjsubid > 0
+    SELECT DISTINCT ON (u.tbl::oid, u.col) u.tbl, u.col, u.how, u.typ FROM (
+        SELECT c.oid::regclass AS tbl, a.attname AS col,
+               CASE WHEN a.attidentity <> '' THEN 'identity' ELSE 'default' END AS how,
+               a.atttypid::regtype AS typ
+          FROM pg_depend d
+          JOIN pg_attrdef ad ON d.classid = 'pg_attrdef'::regclass AND ad.oid = d.objid
+          JOIN pg_class c ON c.oid = ad.adrelid
+          JOIN pg_attribute a ON a.attrelid = ad.adrelid AND a.attnum = ad.adnum
+         WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = sequence_columns.seq
+        UNION ALL
+        SELECT c.oid::regclass, a.attname,
+               CASE WHEN a.attidentity <> '' THEN 'identity' ELSE 'owner' END, a.atttypid::regtype
+          FROM pg_depend d
+          JOIN pg_class c ON c.oid = d.refobjid
+          JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+         WHERE d.classid = 'pg_class'::regclass AND d.objid = sequence_columns.seq
+           AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i') AND d.refobjsubid > 0
+    ) u
+    ORDER BY u.tbl::oid, u.col, CASE u.how WHEN 'identity' THEN 0 WHEN 'default' THEN 1 ELSE 2 END
 $$;
 
 -- Adopts one sequence: from now on its draws return Snowflake IDs. Returns what it did (or, with
@@ -198,3 +210,28 @@ BEGIN
     RETURN idgen_internal.adoption_record(seq, false, floor::bigint);
 END
 $$;
+
+COMMENT ON FUNCTION idgen.adopt_sequence(regclass, boolean) IS
+  'Adopts a sequence: from now on every draw from it (a serial or bigserial default, an IDENTITY column, nextval() in any statement, COPY FROM) returns this node''s next Snowflake ID, with no change to the table or the application; INCREMENT n draws reserve a block of 2n - 1 IDs each. Returns what it does (with dry_run, would do), one line per column that draws from it. The owner of the sequence adopts it.';
+COMMENT ON FUNCTION idgen.adopt_sequences(regnamespace, boolean) IS
+  'Adopts every sequence of a schema that the caller owns: one row per sequence, adopted or refused and why (a refusal does not stop the others); with dry_run, what would be done.';
+COMMENT ON FUNCTION idgen.release_sequence(regclass) IS
+  'Gives an adopted sequence back: it draws plain numbers again, above every value handed out (this node''s next Snowflake ID and the largest value of every column that draws from it). Returns its new last value.';
+COMMENT ON FUNCTION idgen_internal.adoption_record(regclass, boolean, bigint) IS
+  'Records an adoption or its end (for idgen.adopt_sequence and idgen.release_sequence): checks the caller owns the sequence, writes idgen_internal.adopted_sequences, sets the sequence at its MAXVALUE (adopted) or last_value (given back).';
+COMMENT ON FUNCTION idgen_internal.adoption_block_refusal(bigint) IS
+  'Why the node''s layout cannot serve an adopted sequence of this INCREMENT in blocks, or NULL when it can.';
+COMMENT ON FUNCTION idgen_internal.sequence_columns(regclass) IS
+  'The columns that draw from a sequence, one row each: IDENTITY, a default that names it (a serial''s), or only owning it.';
+COMMENT ON FUNCTION idgen_internal.sequence_next(regclass, bigint, boolean) IS
+  'What nextval() of an adopted sequence and its IDENTITY column''s next value become: the node''s next Snowflake ID (the middle of a reserved block for an increment above 1); checked: nextval''s privilege check.';
+COMMENT ON FUNCTION idgen_internal.sequence_nextval(regclass) IS
+  'nextval() of a sequence named at run time, where some sequence is adopted: the adopted draw, or PostgreSQL''s nextval.';
+COMMENT ON FUNCTION idgen_internal.sequence_currval(regclass) IS
+  'currval() of an adopted sequence: the value this session last drew from it; PostgreSQL''s for another.';
+COMMENT ON FUNCTION idgen_internal.sequence_setval(regclass, bigint) IS
+  'setval() of an adopted sequence: a value below the node''s next ID (or its MAXVALUE, as pg_dump writes it) is accepted and changes nothing but currval; one ahead is refused (22003). PostgreSQL''s for another.';
+COMMENT ON FUNCTION idgen_internal.sequence_setval(regclass, bigint, boolean) IS
+  'setval(seq, value, is_called) of an adopted sequence, as setval(seq, value); PostgreSQL''s for another.';
+COMMENT ON FUNCTION idgen_internal.sequence_lastval() IS
+  'lastval() where some sequence is adopted: the session''s last adopted draw; PostgreSQL''s where it drew from none; refused (55000) where it drew from both.';

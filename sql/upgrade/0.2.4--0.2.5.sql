@@ -4,9 +4,9 @@
 -- Made by tools/upgrade_sql.py (make upgrade-sql) from sql/upgrade/0.2.4--0.2.5.sql, the part
 -- written by hand: what changes in objects 0.2.4 already has. Everything new (UUIDv7s and ULIDs,
 -- the key-type check, key conversion, idgen.streams, the read horizon, public IDs, idgen.refusals,
--- idgen.segment_allocators, partition bounds, IDs at a past time, node origins' trigger) is copied
--- below from the install script (sql/install/ and the library's functions), with every comment and
--- the privileges of a fresh install.
+-- idgen.segment_allocators, partition bounds, IDs at a past time, node origins' trigger, adopted
+-- sequences) is copied below from the install script (sql/install/ and the library's functions),
+-- with every comment and the privileges of a fresh install.
 
 -- The generators run only in the leader of a parallel query, so that the IDs of one statement
 -- increase in the order its rows are produced (parallel workers interleaved them).

@@ -74,7 +74,7 @@ fn rearm() {
         Spi::connect(|c| {
             let rows = c.select(
                 "SELECT a.seq::pg_catalog.oid, s.seqmax, s.seqcycle
-                   FROM idgen.adopted_sequences a
+                   FROM idgen_internal.adopted_sequences a
                    JOIN pg_catalog.pg_sequence s ON s.seqrelid OPERATOR(pg_catalog.=) a.seq::pg_catalog.oid
                   WHERE s.seqcycle
                      OR pg_catalog.pg_sequence_last_value(a.seq) IS DISTINCT FROM s.seqmax",
@@ -153,7 +153,7 @@ fn name(seq: pg_sys::Oid) -> String {
     }
 }
 
-/// The owner of `idgen.adopted_sequences`, where it is pg_idgen's.
+/// The owner of `idgen_internal.adopted_sequences`, where it is pg_idgen's.
 fn table_owner() -> Option<pg_sys::Oid> {
     registry::table_of_extension().map(|(_, owner)| owner)
 }
@@ -199,7 +199,7 @@ mod idgen_internal {
     /// Records an adoption (`adopt`) or its end, for idgen.adopt_sequence and
     /// idgen.release_sequence, which checked the sequence first: checks again what adoption
     /// rests on (the caller owns the sequence; it is a bigint, ascending, NO CYCLE, permanent),
-    /// writes idgen.adopted_sequences as its owner, and sets the sequence: at its MAXVALUE when
+    /// writes idgen_internal.adopted_sequences as its owner, and sets the sequence: at its MAXVALUE when
     /// adopted (PostgreSQL's own draw then fails), at `last_value` when given back. Every
     /// backend learns it at its next command (a relcache invalidation of the sequence and the
     /// table). Returns the sequence's last value as set.
@@ -250,7 +250,7 @@ mod idgen_internal {
             }
             crate::pg::as_owner::as_owner(table_owner, || {
                 Spi::get_one::<i64>(&format!(
-                    "INSERT INTO idgen.adopted_sequences (seq, adopted_by)
+                    "INSERT INTO idgen_internal.adopted_sequences (seq, adopted_by)
                      VALUES ('{}'::pg_catalog.oid::pg_catalog.regclass, SESSION_USER)
                      ON CONFLICT DO NOTHING RETURNING 1::pg_catalog.int8",
                     u32::from(seq)
@@ -273,7 +273,7 @@ mod idgen_internal {
             };
             let deleted = crate::pg::as_owner::as_owner(table_owner, || {
                 Spi::get_one::<i64>(&format!(
-                    "DELETE FROM idgen.adopted_sequences
+                    "DELETE FROM idgen_internal.adopted_sequences
                       WHERE seq::pg_catalog.oid OPERATOR(pg_catalog.=) '{}'::pg_catalog.oid
                      RETURNING 1::pg_catalog.int8",
                     u32::from(seq)

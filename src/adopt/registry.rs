@@ -1,10 +1,10 @@
-//! Which sequences are adopted, as this backend knows it: looked up in `idgen.adopted_sequences`
+//! Which sequences are adopted, as this backend knows it: looked up in `idgen_internal.adopted_sequences`
 //! the first time a statement draws from a sequence, then kept until PostgreSQL says the sequence
 //! or the table changed (a relcache invalidation: adopting and giving back send one for both, and
 //! ALTER SEQUENCE, GRANT and DROP send one for the sequence).
 //!
 //! The table is read only where it is pg_idgen's own (a member of the extension): a schema named
-//! `idgen` that another role made in a database without pg_idgen adopts nothing. It is read as
+//! `idgen_internal` that another role made in a database without pg_idgen adopts nothing. It is read as
 //! its owner, so that revoking SELECT on it from PUBLIC breaks no statement.
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -22,7 +22,7 @@ pub struct Adopted {
 }
 
 struct Known {
-    /// `idgen.adopted_sequences` and its owner, if pg_idgen is in this database (None: not looked
+    /// `idgen_internal.adopted_sequences` and its owner, if pg_idgen is in this database (None: not looked
     /// up yet).
     table: Option<Option<(pg_sys::Oid, pg_sys::Oid)>>,
     /// Sequences looked up, adopted or not.
@@ -45,7 +45,7 @@ static EPOCH: AtomicU64 = AtomicU64::new(0);
 static REGISTERED: AtomicBool = AtomicBool::new(false);
 
 /// The table, found by these names (`table()` checks they name the extension's own).
-const TABLE: &str = "idgen.adopted_sequences";
+const TABLE: &str = "idgen_internal.adopted_sequences";
 
 /// Whether `seq` is adopted, and how.
 pub fn adopted(seq: pg_sys::Oid) -> Option<Adopted> {
@@ -82,7 +82,7 @@ pub fn any() -> bool {
     })
 }
 
-/// `idgen.adopted_sequences` and its owner, where it is pg_idgen's own.
+/// `idgen_internal.adopted_sequences` and its owner, where it is pg_idgen's own.
 pub fn table_of_extension() -> Option<(pg_sys::Oid, pg_sys::Oid)> {
     if let Some(t) = KNOWN
         .try_with(|k| k.as_ref().and_then(|k| k.table))
@@ -145,14 +145,14 @@ unsafe extern "C-unwind" fn invalidated(_arg: pg_sys::Datum, relid: pg_sys::Oid)
     });
 }
 
-/// `idgen.adopted_sequences` and its owner, where it belongs to the extension pg_idgen.
+/// `idgen_internal.adopted_sequences` and its owner, where it belongs to the extension pg_idgen.
 fn table(k: &mut Known) -> Option<(pg_sys::Oid, pg_sys::Oid)> {
     *k.table.get_or_insert_with(|| {
         // SAFETY: catalog lookups by name and OID in a transaction, none of which raises for a
         // missing object.
         unsafe {
             let ext = pg_sys::get_extension_oid(c"pg_idgen".as_ptr(), true);
-            let nsp = pg_sys::get_namespace_oid(c"idgen".as_ptr(), true);
+            let nsp = pg_sys::get_namespace_oid(c"idgen_internal".as_ptr(), true);
             if ext == pg_sys::InvalidOid || nsp == pg_sys::InvalidOid {
                 return None;
             }

@@ -164,9 +164,9 @@ check "its owner adopts its own" grep -q 'adopt sequence public.bobs' <<<"$(asbo
 check "an IDENTITY draw needs INSERT on the table only, as PostgreSQL's" eq "$(asbob "INSERT INTO app.items (sku) VALUES ('bob') RETURNING id >= 1e15")" t
 check "nextval() keeps PostgreSQL's check: USAGE or UPDATE on the sequence" grep -q 'ERROR:  42501: permission denied for sequence items_id_seq' <<<"$(asbob "SELECT nextval('app.items_id_seq')")"
 Q "CREATE DATABASE bare" >/dev/null
-qdb $PORT bare "CREATE SCHEMA idgen; CREATE TABLE idgen.adopted_sequences (seq regclass); CREATE SEQUENCE s;
-                INSERT INTO idgen.adopted_sequences VALUES ('s')" >/dev/null
-check "a squatted schema idgen in a database without pg_idgen adopts nothing" eq "$(qdb $PORT bare "SELECT nextval('s'), nextval('s')" | tr '\n' ' ')" "1|2 "
+qdb $PORT bare "CREATE SCHEMA idgen_internal; CREATE TABLE idgen_internal.adopted_sequences (seq regclass); CREATE SEQUENCE s;
+                INSERT INTO idgen_internal.adopted_sequences VALUES ('s')" >/dev/null
+check "a squatted schema idgen_internal in a database without pg_idgen adopts nothing" eq "$(qdb $PORT bare "SELECT nextval('s'), nextval('s')" | tr '\n' ' ')" "1|2 "
 
 phase "7. kill -9 between draws"
 before=$(Q "SELECT max(id) FROM app.orders")

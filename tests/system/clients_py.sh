@@ -14,6 +14,10 @@
 #     as makemigrations writes it): create() gets its key back, bulk_create() does not; a segment
 #     type created in an open transaction is not usable in it (the TestCase caveat), and is once
 #     committed;
+#   - adopted sequences (examples/adopted_orms.py): models declared the ORMs' ordinary way
+#     (Django's BigAutoField, SQLAlchemy's Identity() and Sequence()), their sequences adopted, the
+#     application unchanged: create(), bulk_create(), loaddata (with Django's sequence reset),
+#     flush, a bulk INSERT ... RETURNING and nextval() by hand all get Snowflake IDs;
 #   - a free created_at (examples/created_at_orm.py): psycopg's naive datetime and date
 #     parameters, SQLAlchemy's Mapped[datetime], Django's USE_TZ = False filters: each read by the
 #     key range alone, and the rows of the setting off; a day as Django (__date, TruncDay) and
@@ -38,7 +42,7 @@ check "SQLAlchemy: the id is there after flush, for one row and for 100" eq \
 check "SQLAlchemy: a bulk INSERT ... RETURNING gives 100 distinct ids; 201 rows in all" eq \
   "$(field "$out" bulk_returning_ids)|$(field "$out" rows)" "100|201"
 check "Alembic, include_schemas=True: proposes dropping pg_idgen's tables" eq \
-  "$(field "$out" alembic_drops_plain)" "['idgen.node_origins', 'idgen.segments', 'idgen.segments_retired', 'idgen.workers', 'idgen_internal.backfill_counters', 'idgen_internal.public_keys']"
+  "$(field "$out" alembic_drops_plain)" "['idgen.node_origins', 'idgen.segments', 'idgen.segments_retired', 'idgen.workers', 'idgen_internal.adopted_sequences', 'idgen_internal.backfill_counters', 'idgen_internal.public_keys']"
 check "Alembic with the recipe's include_name: proposes nothing" eq "$(field "$out" alembic_drops_with_include_name)" "[]"
 check "psycopg: INSERT ... RETURNING id; a lost lease has diag.constraint_name idgen_lease_lost" eq \
   "$(field "$out" psycopg_returning)|$(field "$out" lease_lost_condition)" "True|idgen_lease_lost"
@@ -82,6 +86,25 @@ check "Django's contrib tables with 32-bit keys ($(wc -w <<<"$int_keys"), e.g. a
 check "Django declares those keys AutoField (so a converted table would hide its new rows from Django)" eq \
   "$(field "$out" keys | python3 -c "import ast, sys; k = ast.literal_eval(sys.stdin.read()); print(k['auth_user'], k['django_content_type'])")" "AutoField AutoField"
 check "the dry run changed nothing" eq "$(qdb $PORT djcontrib "SELECT count(*) FROM pg_attrdef d WHERE pg_get_expr(d.adbin, d.adrelid) LIKE '%snowflake_next%'")" 0
+
+# Adopted sequences (examples/adopted_orms.py): Django's BigAutoField, SQLAlchemy's Identity() and
+# Sequence(), the schema made by the ORMs, then the application run after idgen.adopt_sequences
+# with not one line of it changed.
+Q() { q $PORT "$1"; }
+Q "CREATE DATABASE adopted" >/dev/null
+qdb $PORT adopted "CREATE EXTENSION pg_idgen" >/dev/null
+"$VENV/bin/python" "$REPO/examples/adopted_orms.py" "postgresql://postgres@127.0.0.1:$PORT/adopted" create >/dev/null
+check "the ORMs' four sequences adopted" eq "$(qdb $PORT adopted "SELECT count(*) FROM idgen.adopt_sequences('public') WHERE result LIKE 'adopt sequence%'")" 4
+out=$("$VENV/bin/python" "$REPO/examples/adopted_orms.py" "postgresql://postgres@127.0.0.1:$PORT/adopted" run)
+not_snowflake() { qdb $PORT adopted "SELECT count(*) FILTER (WHERE id_worker_id(k) IS DISTINCT FROM 0 OR k < 1e15) || '/' || count(DISTINCT k) FROM unnest('{$1}'::bigint[]) k"; }
+ids() { python3 -c "import json, sys; v = json.loads(sys.argv[1])[sys.argv[2]]; print(','.join(map(str, v if isinstance(v, list) else [v])))" "$out" "$1"; }
+check "Django: create() and bulk_create() get Snowflake IDs back (1 + 100, all distinct)" eq \
+  "$(not_snowflake "$(ids django_create_id),$(ids django_bulk_ids)")" "0/101"
+check "Django: loaddata keeps the fixture's key, its sequence reset is accepted, the next key is a Snowflake ID" eq \
+  "$(field "$out" django_fixture_kept)|$(not_snowflake "$(ids django_after_fixture_id)")" "True|0/1"
+check "SQLAlchemy: Identity() keys after flush, one and 100" eq "$(not_snowflake "$(ids sqlalchemy_identity_ids)")" "0/101"
+check "SQLAlchemy: Sequence() keys (its own nextval), one, a bulk INSERT ... RETURNING of 100, and nextval() by hand" eq \
+  "$(not_snowflake "$(ids sqlalchemy_sequence_ids)")" "0/102"
 
 # A free created_at as ORMs ask for it (examples/created_at_orm.py): naive datetimes and dates,
 # which the clients send as timestamp and date, in a session of odd offset (Asia/Kathmandu).
