@@ -358,6 +358,8 @@ CREATE TRIGGER backfill_counters_forward BEFORE UPDATE OR DELETE ON idgen_intern
 CREATE TRIGGER backfill_counters_keep BEFORE TRUNCATE ON idgen_internal.backfill_counters
     FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
 
+-- idgen_internal.sequence_next(regclass, bigint, boolean): in sql/install/adopt.sql
+
 CREATE FUNCTION "ulid_next"() RETURNS TEXT
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c

@@ -17,6 +17,7 @@ use super::registry;
 use crate::node::take::{self, node};
 use crate::pg::backend_local::BackendLocal;
 use crate::pg::errors::IdError;
+use crate::pg::fast_entry::{fast_entry, Call};
 
 /// This session's draws: each adopted sequence's last value (for `currval`), and the sequence of
 /// the last draw (for `lastval`).
@@ -55,6 +56,79 @@ fn name_of(seq: pg_sys::Oid) -> String {
                 .into_owned()
         }
     }
+}
+
+/// The privilege checks of `nextval` that passed, by sequence and role, while nothing they depend
+/// on changed: the sequence's ACL and owner (a relcache invalidation: registry::epoch), roles'
+/// memberships and attributes (a syscache invalidation of pg_auth_members or pg_authid). PostgreSQL
+/// checks at every call; a cached pass is the same answer without the catalog lookup (~45 ns).
+struct Passed {
+    epoch: u64,
+    roles_epoch: u64,
+    passed: Vec<(pg_sys::Oid, pg_sys::Oid)>,
+}
+
+static PASSED: BackendLocal<Passed> = BackendLocal::new(Passed {
+    epoch: u64::MAX,
+    roles_epoch: 0,
+    passed: Vec::new(),
+});
+static ROLES_EPOCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static ROLES_WATCHED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn roles_changed(_arg: pg_sys::Datum, _cache: i32, _hash: u32) {
+    ROLES_EPOCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `nextval`'s check (USAGE or UPDATE), from the cache of passes where it holds one.
+fn check_draw_privilege(seq: pg_sys::Oid) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if !ROLES_WATCHED.load(Relaxed) && !ROLES_WATCHED.swap(true, Relaxed) {
+        // SAFETY: registering syscache callbacks in a backend, once; they live as long as the
+        // process.
+        unsafe {
+            for cache in [
+                pg_sys::SysCacheIdentifier::AUTHMEMMEMROLE,
+                pg_sys::SysCacheIdentifier::AUTHOID,
+            ] {
+                pg_sys::CacheRegisterSyscacheCallback(
+                    cache as i32,
+                    Some(roles_changed),
+                    pg_sys::Datum::from(0),
+                );
+            }
+        }
+    }
+    let user = crate::pg::fast_entry::current_user();
+    let (epoch, roles) = (registry::epoch(), ROLES_EPOCH.load(Relaxed));
+    PASSED.with(|p| {
+        if p.epoch != epoch || p.roles_epoch != roles {
+            p.passed.clear();
+            p.epoch = epoch;
+            p.roles_epoch = roles;
+        }
+    });
+    if passed_before(seq, user) {
+        return;
+    }
+    check_privilege(seq, pg_sys::ACL_USAGE | pg_sys::ACL_UPDATE);
+    PASSED.with(|p| {
+        if p.epoch == epoch && p.roles_epoch == roles && p.passed.len() < 64 {
+            p.passed.push((seq, user));
+        }
+    });
+}
+
+/// Whether `user`'s draw from `seq` passed the privilege check before, with nothing it depends on
+/// changed since (false when the cache is stale or in use).
+#[inline(always)]
+fn passed_before(seq: pg_sys::Oid, user: pg_sys::Oid) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    let (epoch, roles) = (registry::current_epoch(), ROLES_EPOCH.load(Relaxed));
+    PASSED
+        .try_with(|p| p.epoch == epoch && p.roles_epoch == roles && p.passed.contains(&(seq, user)))
+        .unwrap_or(false)
 }
 
 /// PostgreSQL's check for a sequence function: the current role has one of `modes` on it.
@@ -119,14 +193,53 @@ fn take_id(increment: i64) -> i64 {
     .raise()
 }
 
-/// The draw of an adopted sequence: what `nextval('s')` and an IDENTITY column's default of an
-/// adopted sequence become (`checked`: nextval's privilege check; an IDENTITY draw has none).
-/// The increment is the sequence's, known when the statement was planned (ALTER SEQUENCE makes
-/// it be planned again).
+// The draw of an adopted sequence: what `nextval('s')` and an IDENTITY column's default of an
+// adopted sequence become (`checked`: nextval's privilege check; an IDENTITY draw has none).
+// The increment is the sequence's, known when the statement was planned (ALTER SEQUENCE makes it
+// be planned again). Created in sql/install/adopt.sql; its common case is the bare fast path
+// below (pg/fast_entry.rs), `sequence_next_full` the rest.
+fast_entry!(
+    args,
+    "sequence_next",
+    "-- idgen_internal.sequence_next(regclass, bigint, boolean): in sql/install/adopt.sql\n",
+    pg_finfo_sequence_next_wrapper,
+    sequence_next_wrapper,
+    sequence_next_fast,
+    pg_sys::Datum::from,
+    sequence_next_full_wrapper
+);
+
+/// The common case of an adopted draw, bare: increment 1, a read-write transaction, the privilege
+/// check passed before in this backend (or none asked), the session's entry for the sequence
+/// there already, and the node's fast path. None, having issued nothing, for anything else.
+#[inline(always)]
+fn sequence_next_fast(call: Call) -> Option<i64> {
+    let seq = pg_sys::Oid::from(call.arg(0)?.value() as u32);
+    let increment = call.arg(1)?.value() as i64;
+    let checked = call.arg(2)?.value() & 0xff != 0;
+    if increment > 1 || crate::pg::fast_entry::read_only() {
+        return None;
+    }
+    if checked && !passed_before(seq, crate::pg::fast_entry::current_user()) {
+        return None;
+    }
+    let slot = SESSION
+        .try_with(|s| s.last.iter().position(|(o, _)| *o == seq))
+        .flatten()?;
+    let id = take::snowflake_fast()?;
+    // The entry exists and nothing else holds the session's state: this cannot fail now.
+    let _ = SESSION.try_with(|s| {
+        s.last[slot].1 = id;
+        s.last_used = Some(seq);
+    });
+    Some(id)
+}
+
+/// `sequence_next` for every call its fast path leaves.
 #[pg_extern(volatile, parallel_restricted, strict, sql = false)]
-fn sequence_next(seq: pg_sys::Oid, increment: i64, checked: bool) -> i64 {
+fn sequence_next_full(seq: pg_sys::Oid, increment: i64, checked: bool) -> i64 {
     if checked {
-        check_privilege(seq, pg_sys::ACL_USAGE | pg_sys::ACL_UPDATE);
+        check_draw_privilege(seq);
     }
     check_writable();
     let id = take_id(increment);
@@ -138,7 +251,7 @@ fn sequence_next(seq: pg_sys::Oid, increment: i64, checked: bool) -> i64 {
 #[pg_extern(volatile, parallel_restricted, strict, sql = false)]
 fn sequence_nextval(seq: pg_sys::Oid) -> i64 {
     match registry::adopted(seq) {
-        Some(a) => sequence_next(seq, a.increment, true),
+        Some(a) => sequence_next_full(seq, a.increment, true),
         None => builtin(NEXTVAL, &[seq.into()]),
     }
 }

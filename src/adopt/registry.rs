@@ -104,15 +104,34 @@ pub fn forget() {
     });
 }
 
-/// Runs a lookup with the backend's state taken out (the lookup runs SQL, which plans, which may
-/// look up again: that nested lookup starts from nothing), and keeps what it learnt unless an
-/// invalidation arrived meanwhile.
-fn with_known<R>(f: impl FnOnce(&mut Known) -> R) -> R {
-    if !REGISTERED.swap(true, Relaxed) {
+/// A number that changes whenever PostgreSQL invalidates a relation's cached entry in this backend
+/// (GRANT and REVOKE on a sequence, ALTER SEQUENCE, adoption), for caches of what depends on a
+/// sequence (draw.rs's privilege checks). Watching starts with the first call.
+pub fn epoch() -> u64 {
+    watch();
+    EPOCH.load(Relaxed)
+}
+
+/// `epoch()` without starting to watch (a fast path's read: a cache filled by `epoch()` watches
+/// already).
+#[inline(always)]
+pub fn current_epoch() -> u64 {
+    EPOCH.load(Relaxed)
+}
+
+fn watch() {
+    if !REGISTERED.load(Relaxed) && !REGISTERED.swap(true, Relaxed) {
         // SAFETY: registering a relcache callback in a backend, once; it lives as long as the
         // process.
         unsafe { pg_sys::CacheRegisterRelcacheCallback(Some(invalidated), pg_sys::Datum::from(0)) };
     }
+}
+
+/// Runs a lookup with the backend's state taken out (the lookup runs SQL, which plans, which may
+/// look up again: that nested lookup starts from nothing), and keeps what it learnt unless an
+/// invalidation arrived meanwhile.
+fn with_known<R>(f: impl FnOnce(&mut Known) -> R) -> R {
+    watch();
     let epoch = EPOCH.load(Relaxed);
     let mut known = KNOWN
         .try_with(|k| k.take())

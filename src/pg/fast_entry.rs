@@ -164,11 +164,30 @@ unsafe fn cold(
 }
 
 unsafe extern "C-unwind" {
+    /// PostgreSQL's `GetUserId`, bound without pgrx's guard: it returns a static of the backend
+    /// and raises nothing.
+    #[link_name = "GetUserId"]
+    fn get_user_id_unguarded() -> pg_sys::Oid;
+
     /// PostgreSQL's `palloc`, bound without pgrx's guard (which turns an ERROR into a Rust panic,
     /// one that no guard would catch here): its one ERROR, out of memory, goes back to PostgreSQL
     /// as a plain longjmp across the entry point's frame, which holds nothing to drop.
     #[link_name = "palloc"]
     fn palloc_unguarded(size: usize) -> *mut c_void;
+}
+
+/// The current user id (GetUserId), for a fast path.
+#[inline(always)]
+pub fn current_user() -> pg_sys::Oid {
+    // SAFETY: reads a variable of the backend, set before any function runs.
+    unsafe { get_user_id_unguarded() }
+}
+
+/// Whether the transaction is read-only (XactReadOnly), for a fast path.
+#[inline(always)]
+pub fn read_only() -> bool {
+    // SAFETY: reads a flag of the backend's transaction state.
+    unsafe { pg_sys::XactReadOnly }
 }
 
 /// A by-reference Datum holding `bytes` (a `uuid`), copied into the current memory context.

@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text public backfill parallel leases citus idle connect created_at baseline)
+#   text public backfill parallel leases citus idle connect created_at adopt baseline)
 #   BASELINE=<git revision> make bench PARTS=baseline    this tree against that revision's build,
 #   per row (tests/bench/baseline.sh; with BASELINE set, the default parts include it)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
@@ -13,7 +13,7 @@ PORT=$(port 0)
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle connect created_at${BASELINE:+ baseline}}
+PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle connect created_at adopt${BASELINE:+ baseline}}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -371,6 +371,29 @@ if part created_at; then
   # A free created_at (issue 48): queries by the time inside a key against the hand-written key
   # range, the cost with the derivation off, the planning it adds (tests/bench/created_at.py).
   PGBIN=$PGBIN ROUNDS=${ROUNDS:-3} PGBENCH_SECONDS=$SECS python3 "$REPO/tests/bench/created_at.py" $PORT
+fi
+
+if part adopt; then
+  # Adopted sequences (issue 59): an INSERT of 2M rows through an adopted IDENTITY column against
+  # the same table with a plain IDENTITY (throughput ratio, goal >= 0.95), and nextval() of an
+  # adopted sequence against snowflake_next() per call (goal <= 1.1; also net of the loop's own
+  # cost, count(1) over the same series), in interleaved rounds (best of 3 within each).
+  printf '\n## Adopted sequences (%s rounds)\n\n' "${ROUNDS:-3}"
+  q $PORT "CREATE TABLE ad_plain (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v int);
+           CREATE TABLE ad_adopted (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v int);
+           CREATE SEQUENCE ad_seq;
+           SELECT count(*) FROM idgen.adopt_sequence('ad_adopted_id_seq');
+           SELECT count(*) FROM idgen.adopt_sequence('ad_seq')" >/dev/null
+  printf '| round | INSERT 2M, plain IDENTITY (ns/row) | adopted IDENTITY | throughput ratio | snowflake_next() (ns/call) | nextval(adopted) | ratio | net of the loop | plain nextval() |\n|---|---|---|---|---|---|---|---|---|\n'
+  insert2m() { q $PORT "TRUNCATE $1; SELECT round(bench_query('INSERT INTO $1 (v) SELECT g FROM generate_series(1, 2000000) g; TRUNCATE $1', 2000000)::numeric, 1)"; }
+  per_call() { q $PORT "SELECT round(bench_per_row('$1', 2000000)::numeric, 1)"; }
+  for r in $(seq 1 "${ROUNDS:-3}"); do
+    ip=$(insert2m ad_plain); ia=$(insert2m ad_adopted)
+    loop=$(per_call 1); sf=$(per_call 'snowflake_next()'); na=$(per_call "nextval(''ad_seq'')"); np=$(per_call "nextval(''s'')")
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$r" "$ip" "$ia" \
+      "$(python3 -c "print(f'{$ip / $ia:.2f}x')")" "$sf" "$na" "$(python3 -c "print(f'{$na / $sf:.2f}x')")" \
+      "$(python3 -c "print(f'{($na - $loop) / ($sf - $loop):.2f}x')")" "$np"
+  done
 fi
 
 if part baseline; then

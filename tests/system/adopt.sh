@@ -163,6 +163,25 @@ check "nor by calling the record underneath" grep -q 'ERROR:  42501: must be own
 check "its owner adopts its own" grep -q 'adopt sequence public.bobs' <<<"$(asbob "SELECT idgen.adopt_sequence('public.bobs')")"
 check "an IDENTITY draw needs INSERT on the table only, as PostgreSQL's" eq "$(asbob "INSERT INTO app.items (sku) VALUES ('bob') RETURNING id >= 1e15")" t
 check "nextval() keeps PostgreSQL's check: USAGE or UPDATE on the sequence" grep -q 'ERROR:  42501: permission denied for sequence items_id_seq' <<<"$(asbob "SELECT nextval('app.items_id_seq')")"
+Q "GRANT USAGE ON SEQUENCE app.items_id_seq TO bob" >/dev/null
+revoked=$(psql -h 127.0.0.1 -p $PORT -U bob -d postgres -X -q -A -t -v VERBOSITY=verbose 2>&1 <<SQL
+SELECT nextval('app.items_id_seq') >= 1e15;
+\! psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "REVOKE USAGE ON SEQUENCE app.items_id_seq FROM bob"
+SELECT nextval('app.items_id_seq');
+SQL
+)
+check "a grant revoked while a session draws: its next nextval() is refused (no pass is remembered past it)" eq \
+  "$(head -1 <<<"$revoked")|$(grep -c 'ERROR:  42501: permission denied for sequence items_id_seq' <<<"$revoked")" "t|1"
+Q "CREATE ROLE carol LOGIN; GRANT bob TO carol" >/dev/null
+Q "GRANT USAGE ON SEQUENCE public.bobs TO bob" >/dev/null
+left=$(psql -h 127.0.0.1 -p $PORT -U carol -d postgres -X -q -A -t -v VERBOSITY=verbose 2>&1 <<SQL
+SELECT nextval('public.bobs') >= 1e15;
+\! psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "REVOKE bob FROM carol"
+SELECT nextval('public.bobs');
+SQL
+)
+check "a membership revoked while a session draws: refused too" eq \
+  "$(head -1 <<<"$left")|$(grep -c 'ERROR:  42501: permission denied for sequence bobs' <<<"$left")" "t|1"
 Q "CREATE DATABASE bare" >/dev/null
 qdb $PORT bare "CREATE SCHEMA idgen_internal; CREATE TABLE idgen_internal.adopted_sequences (seq regclass); CREATE SEQUENCE s;
                 INSERT INTO idgen_internal.adopted_sequences VALUES ('s')" >/dev/null
