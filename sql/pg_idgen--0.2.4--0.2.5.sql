@@ -358,8 +358,6 @@ CREATE TRIGGER backfill_counters_forward BEFORE UPDATE OR DELETE ON idgen_intern
 CREATE TRIGGER backfill_counters_keep BEFORE TRUNCATE ON idgen_internal.backfill_counters
     FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
 
--- idgen_internal.sequence_next(regclass, bigint, boolean): in sql/install/adopt.sql
-
 CREATE FUNCTION "ulid_next"() RETURNS TEXT
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c
@@ -551,6 +549,8 @@ CREATE  FUNCTION "uuidv7_range"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
+
+-- idgen_internal.sequence_next(regclass, bigint, boolean): in sql/install/adopt.sql
 
 CREATE FUNCTION "uuidv7_timestamp"(
 	"id" uuid
@@ -1540,84 +1540,6 @@ CREATE FUNCTION idgen_internal.sequence_lastval() RETURNS bigint
 VOLATILE PARALLEL RESTRICTED
 LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_lastval_wrapper';
 
--- Adopts one sequence: from now on its draws return Snowflake IDs. Returns what it did (or, with
--- dry_run, would do), one line per column that draws from it. Refused, with the reason, for a
--- sequence that is not bigint (or drawn into a column narrower than bigint), descending, CYCLE,
--- temporary, or of an INCREMENT the node's layout cannot serve in blocks. SECURITY INVOKER: the
--- caller must own the sequence, as for ALTER SEQUENCE.
-CREATE FUNCTION idgen.adopt_sequence(seq regclass, dry_run boolean DEFAULT false)
-RETURNS SETOF text
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    rel pg_class;
-    s pg_sequence;
-    c record;
-    narrow text[] := '{}';
-    lines text[] := '{}';
-    block_refusal text;
-    ext text := (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_idgen');
-BEGIN
-    IF seq IS NULL OR dry_run IS NULL THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: no argument may be NULL' USING ERRCODE = '22004';
-    END IF;
-    SELECT * INTO rel FROM pg_class WHERE oid = seq;
-    IF rel.relkind IS DISTINCT FROM 'S' THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: % is not a sequence', seq
-            USING ERRCODE = '42809', HINT = 'Name the sequence a serial or IDENTITY column draws from: pg_get_serial_sequence(''table'', ''column'').';
-    END IF;
-    IF NOT pg_has_role(current_user, rel.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: must be owner of sequence %', seq
-            USING ERRCODE = '42501', HINT = 'Its owner (or a member of the role that owns it) adopts it, as for ALTER SEQUENCE.';
-    END IF;
-    IF rel.relpersistence = 't' THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: % is a temporary sequence', seq
-            USING ERRCODE = '0A000', HINT = 'Adopt the sequences of permanent tables.';
-    END IF;
-    IF EXISTS (SELECT FROM idgen.adopted_sequences a WHERE a.seq = adopt_sequence.seq) THEN
-        RETURN NEXT format('sequence %s is adopted already', seq);
-        RETURN;
-    END IF;
-    SELECT * INTO s FROM pg_sequence WHERE seqrelid = seq;
-    FOR c IN SELECT * FROM idgen_internal.sequence_columns(seq) ORDER BY 1::text, 2 LOOP
-        IF c.typ <> 'bigint'::regtype THEN
-            narrow := narrow || format('%s.%I (%s)', c.tbl, c.col, c.typ);
-        END IF;
-        lines := lines || format('adopt sequence %s: column %s.%I (%s) draws Snowflake IDs', seq, c.tbl, c.col, c.how);
-    END LOOP;
-    IF s.seqtypid <> 'bigint'::regtype OR cardinality(narrow) > 0 THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: % cannot hold Snowflake IDs: %', seq,
-            CASE WHEN s.seqtypid <> 'bigint'::regtype THEN format('the sequence is %s', s.seqtypid::regtype)
-                 ELSE format('it fills %s', array_to_string(narrow, ', ')) END
-            USING ERRCODE = '22003',
-                  HINT = format('Widen the key first: %s.convert_to_snowflake(table, column, widen => true) for a small table, or ALTER TABLE ... ALTER COLUMN ... TYPE bigint and ALTER SEQUENCE %s AS bigint; then adopt it. A segment type (%s.segment_next) gives dense 32-bit ranges where the key must stay 32-bit.', ext, seq, ext);
-    END IF;
-    IF s.seqincrement < 1 THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: % is descending (INCREMENT %)', seq, s.seqincrement
-            USING ERRCODE = '0A000', HINT = 'Snowflake IDs ascend; adopt ascending sequences only.';
-    END IF;
-    IF s.seqcycle THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: % is CYCLE', seq
-            USING ERRCODE = '0A000', HINT = format('ALTER SEQUENCE %s NO CYCLE first: a cycling sequence would start its plain numbers again.', seq);
-    END IF;
-    block_refusal := idgen_internal.adoption_block_refusal(s.seqincrement);
-    IF block_refusal IS NOT NULL THEN
-        RAISE EXCEPTION 'idgen.adopt_sequence: % cannot be served in blocks of INCREMENT %: %', seq, s.seqincrement, block_refusal
-            USING ERRCODE = '0A000', HINT = 'Lower the sequence''s INCREMENT (and the ORM''s allocation size with it), or use a layout with the sequence in its lowest bits.';
-    END IF;
-    IF cardinality(lines) = 0 THEN
-        lines := ARRAY[format('adopt sequence %s (no column draws from it: nextval() calls do)', seq)];
-    END IF;
-    IF s.seqincrement > 1 THEN
-        lines := lines || format('each draw of %s reserves the %s IDs from %s below to %s above the one it returns (INCREMENT %s)',
-                                 seq, 2 * s.seqincrement - 1, s.seqincrement - 1, s.seqincrement - 1, s.seqincrement);
-    END IF;
-    IF NOT dry_run THEN
-        PERFORM idgen_internal.adoption_record(seq, true);
-    END IF;
-    RETURN QUERY SELECT unnest(lines);
-END
-$$;
-
 -- Adopts every sequence of a schema that the caller owns. Returns one row per sequence: adopted,
 -- or refused and why (a refusal does not stop the others); with dry_run, what would be done.
 CREATE FUNCTION idgen.adopt_sequences(schema regnamespace, dry_run boolean DEFAULT false)
@@ -1801,8 +1723,86 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     ORDER BY u.tbl::oid, u.col, CASE u.how WHEN 'identity' THEN 0 WHEN 'default' THEN 1 ELSE 2 END
 $$;
 
+-- Adopts one sequence: from now on its draws return Snowflake IDs. Returns what it did (or, with
+-- dry_run, would do), one line per column that draws from it. Refused, with the reason, for a
+-- sequence that is not bigint (or drawn into a column narrower than bigint), descending, CYCLE,
+-- temporary, or of an INCREMENT the node's layout cannot serve in blocks. SECURITY INVOKER: the
+-- caller must own the sequence, as for ALTER SEQUENCE.
+CREATE FUNCTION idgen.adopt_sequence(seq regclass, dry_run boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    rel pg_class;
+    s pg_sequence;
+    c record;
+    narrow text[] := '{}';
+    lines text[] := '{}';
+    block_refusal text;
+    ext text := (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_idgen');
+BEGIN
+    IF seq IS NULL OR dry_run IS NULL THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: no argument may be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT * INTO rel FROM pg_class WHERE oid = seq;
+    IF rel.relkind IS DISTINCT FROM 'S' THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: % is not a sequence', seq
+            USING ERRCODE = '42809', HINT = 'Name the sequence a serial or IDENTITY column draws from: pg_get_serial_sequence(''table'', ''column'').';
+    END IF;
+    IF NOT pg_has_role(current_user, rel.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: must be owner of sequence %', seq
+            USING ERRCODE = '42501', HINT = 'Its owner (or a member of the role that owns it) adopts it, as for ALTER SEQUENCE.';
+    END IF;
+    IF rel.relpersistence = 't' THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: % is a temporary sequence', seq
+            USING ERRCODE = '0A000', HINT = 'Adopt the sequences of permanent tables.';
+    END IF;
+    IF EXISTS (SELECT FROM idgen.adopted_sequences a WHERE a.seq = adopt_sequence.seq) THEN
+        RETURN NEXT format('sequence %s is adopted already', seq);
+        RETURN;
+    END IF;
+    SELECT * INTO s FROM pg_sequence WHERE seqrelid = seq;
+    FOR c IN SELECT * FROM idgen_internal.sequence_columns(seq) ORDER BY 1::text, 2 LOOP
+        IF c.typ <> 'bigint'::regtype THEN
+            narrow := narrow || format('%s.%I (%s)', c.tbl, c.col, c.typ);
+        END IF;
+        lines := lines || format('adopt sequence %s: column %s.%I (%s) draws Snowflake IDs', seq, c.tbl, c.col, c.how);
+    END LOOP;
+    IF s.seqtypid <> 'bigint'::regtype OR cardinality(narrow) > 0 THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: % cannot hold Snowflake IDs: %', seq,
+            CASE WHEN s.seqtypid <> 'bigint'::regtype THEN format('the sequence is %s', s.seqtypid::regtype)
+                 ELSE format('it fills %s', array_to_string(narrow, ', ')) END
+            USING ERRCODE = '22003',
+                  HINT = format('Widen the key first: %s.convert_to_snowflake(table, column, widen => true) for a small table, or ALTER TABLE ... ALTER COLUMN ... TYPE bigint and ALTER SEQUENCE %s AS bigint; then adopt it. A segment type (%s.segment_next) gives dense 32-bit ranges where the key must stay 32-bit.', ext, seq, ext);
+    END IF;
+    IF s.seqincrement < 1 THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: % is descending (INCREMENT %)', seq, s.seqincrement
+            USING ERRCODE = '0A000', HINT = 'Snowflake IDs ascend; adopt ascending sequences only.';
+    END IF;
+    IF s.seqcycle THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: % is CYCLE', seq
+            USING ERRCODE = '0A000', HINT = format('ALTER SEQUENCE %s NO CYCLE first: a cycling sequence would start its plain numbers again.', seq);
+    END IF;
+    block_refusal := idgen_internal.adoption_block_refusal(s.seqincrement);
+    IF block_refusal IS NOT NULL THEN
+        RAISE EXCEPTION 'idgen.adopt_sequence: % cannot be served in blocks of INCREMENT %: %', seq, s.seqincrement, block_refusal
+            USING ERRCODE = '0A000', HINT = 'Lower the sequence''s INCREMENT (and the ORM''s allocation size with it), or use a layout with the sequence in its lowest bits.';
+    END IF;
+    IF cardinality(lines) = 0 THEN
+        lines := ARRAY[format('adopt sequence %s (no column draws from it: nextval() calls do)', seq)];
+    END IF;
+    IF s.seqincrement > 1 THEN
+        lines := lines || format('each draw of %s reserves the %s IDs from %s below to %s above the one it returns (INCREMENT %s)',
+                                 seq, 2 * s.seqincrement + 1, s.seqincrement, s.seqincrement, s.seqincrement);
+    END IF;
+    IF NOT dry_run THEN
+        PERFORM idgen_internal.adoption_record(seq, true);
+    END IF;
+    RETURN QUERY SELECT unnest(lines);
+END
+$$;
+
 COMMENT ON FUNCTION idgen.adopt_sequence(regclass, boolean) IS
-  'Adopts a sequence: from now on every draw from it (a serial or bigserial default, an IDENTITY column, nextval() in any statement, COPY FROM) returns this node''s next Snowflake ID, with no change to the table or the application; INCREMENT n draws reserve a block of 2n - 1 IDs each. Returns what it does (with dry_run, would do), one line per column that draws from it. The owner of the sequence adopts it.';
+  'Adopts a sequence: from now on every draw from it (a serial or bigserial default, an IDENTITY column, nextval() in any statement, COPY FROM) returns this node''s next Snowflake ID, with no change to the table or the application; INCREMENT n draws reserve a block of 2n + 1 IDs each. Returns what it does (with dry_run, would do), one line per column that draws from it. The owner of the sequence adopts it.';
 
 COMMENT ON FUNCTION idgen.adopt_sequences(regnamespace, boolean) IS
   'Adopts every sequence of a schema that the caller owns: one row per sequence, adopted or refused and why (a refusal does not stop the others); with dry_run, what would be done.';

@@ -141,7 +141,7 @@ BEGIN
     END IF;
     IF s.seqincrement > 1 THEN
         lines := lines || format('each draw of %s reserves the %s IDs from %s below to %s above the one it returns (INCREMENT %s)',
-                                 seq, 2 * s.seqincrement - 1, s.seqincrement - 1, s.seqincrement - 1, s.seqincrement);
+                                 seq, 2 * s.seqincrement + 1, s.seqincrement, s.seqincrement, s.seqincrement);
     END IF;
     IF NOT dry_run THEN
         PERFORM idgen_internal.adoption_record(seq, true);
@@ -212,7 +212,7 @@ END
 $$;
 
 COMMENT ON FUNCTION idgen.adopt_sequence(regclass, boolean) IS
-  'Adopts a sequence: from now on every draw from it (a serial or bigserial default, an IDENTITY column, nextval() in any statement, COPY FROM) returns this node''s next Snowflake ID, with no change to the table or the application; INCREMENT n draws reserve a block of 2n - 1 IDs each. Returns what it does (with dry_run, would do), one line per column that draws from it. The owner of the sequence adopts it.';
+  'Adopts a sequence: from now on every draw from it (a serial or bigserial default, an IDENTITY column, nextval() in any statement, COPY FROM) returns this node''s next Snowflake ID, with no change to the table or the application; INCREMENT n draws reserve a block of 2n + 1 IDs each. Returns what it does (with dry_run, would do), one line per column that draws from it. The owner of the sequence adopts it.';
 COMMENT ON FUNCTION idgen.adopt_sequences(regnamespace, boolean) IS
   'Adopts every sequence of a schema that the caller owns: one row per sequence, adopted or refused and why (a refusal does not stop the others); with dry_run, what would be done.';
 COMMENT ON FUNCTION idgen.release_sequence(regclass) IS

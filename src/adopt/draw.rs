@@ -159,7 +159,7 @@ fn check_writable() {
     }
 }
 
-/// The node's next Snowflake ID, or for an increment n > 1 the middle of a block of 2n - 1 that
+/// The node's next Snowflake ID, or for an increment n > 1 the middle of a block of 2n + 1 that
 /// this call alone was issued.
 fn take_id(increment: i64) -> i64 {
     if increment <= 1 {

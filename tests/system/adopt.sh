@@ -10,7 +10,7 @@
 #      statement, a prepared statement (custom and generic plans), PL/pgSQL and SQL functions, a
 #      sequence named at run time, COPY FROM (staged), currval, lastval, setval of a value below
 #      (accepted) and ahead (refused); a plan cached before the adoption is made again;
-#   3. INCREMENT 50 (Hibernate's pooled optimizers): 8 sessions draw at once, and the 99 IDs
+#   3. INCREMENT 50 (Hibernate's pooled optimizers): 8 sessions draw at once, and the 101 IDs
 #      around each value never overlap another's (nor any other key);
 #   4. 8 sessions at once through each path (default, IDENTITY, nextval, COPY): no key repeats;
 #   5. pg_idgen's last line: PostgreSQL's own draw of an adopted sequence (ALTER TABLE filling a
@@ -53,7 +53,7 @@ dry=$(Q "SELECT seq || ': ' || result FROM idgen.adopt_sequences('app', dry_run 
 check "the dry run says what it would adopt" eq "$(grep -c ': would adopt sequence' <<<"$dry")" 5
 check "it refuses the integer serial, naming its type" grep -q 'app.small_id_seq: refused: .*cannot hold Snowflake IDs: the sequence is integer' <<<"$dry"
 check "it refuses CYCLE and descending sequences" eq "$(grep -c 'cycling: refused: .*is CYCLE\|down: refused: .*is descending' <<<"$dry")" 2
-check "it names the block each draw of an INCREMENT 50 sequence reserves" grep -q 'hilo: would .*reserves the 99 IDs' <<<"$dry"
+check "it names the block each draw of an INCREMENT 50 sequence reserves" grep -q 'hilo: would .*reserves the 101 IDs' <<<"$dry"
 check "the dry run changed nothing" eq "$(Q "SELECT count(*) FROM idgen.adopted_sequences")|$(Q "SELECT nextval('app.event_ids')")" "0|1"
 check "the integer serial: 22003 with a hint to widen" grep -q 'HINT:  Widen the key first' <<<"$(err "SELECT idgen.adopt_sequence('app.small_id_seq')")"
 Q "BEGIN; SELECT idgen.adopt_sequence('app.event_ids'); ROLLBACK" >/dev/null
@@ -113,7 +113,7 @@ check "setval(max(id)) (Django's sqlsequencereset) is accepted and changes nothi
 check "setval ahead of the node's IDs: 22003, saying why" grep -q 'ERROR:  22003: setval: value 9000000000000000000 is ahead' <<<"$(err "SELECT setval('app.orders_id_seq', 9000000000000000000)")"
 check "keys ascend in the order they were made" eq "$(Q "SELECT bool_and(id > prev) FROM (SELECT id, lag(id) OVER (ORDER BY ctid) prev FROM app.orders WHERE note NOT IN ('old','before') AND id <> 424242) s WHERE prev IS NOT NULL")" t
 
-phase "3. INCREMENT 50: each draw's 99 IDs are its own"
+phase "3. INCREMENT 50: each draw's 101 IDs are its own"
 cat >/tmp/adopt_hilo_$$.sql <<'SQL'
 INSERT INTO hilo_draws SELECT nextval('app.hilo');
 SQL
@@ -121,8 +121,8 @@ Q "CREATE TABLE public.hilo_draws (v bigint)" >/dev/null
 "$PGBIN/pgbench" -h 127.0.0.1 -p $PORT -U postgres -n -c 8 -j 2 -t 500 -f /tmp/adopt_hilo_$$.sql postgres >/tmp/adopt_pgbench_$$.log 2>&1
 check "8 sessions x 500 draws, no error" grep -q 'number of failed transactions: 0' /tmp/adopt_pgbench_$$.log
 # overlaps TABLE: how many of its values' blocks overlap the block of the value below.
-overlaps() { Q "SELECT count(*) || ' ' || count(*) FILTER (WHERE v - 49 <= prev + 49) FROM (SELECT v, lag(v) OVER (ORDER BY v) prev FROM $1) s"; }
-check "4000 draws, the blocks [v - 49, v + 49] never overlap" eq "$(overlaps hilo_draws)" "4000 0"
+overlaps() { Q "SELECT count(*) || ' ' || count(*) FILTER (WHERE v - 50 <= prev + 50) FROM (SELECT v, lag(v) OVER (ORDER BY v) prev FROM $1) s"; }
+check "4000 draws, the blocks [v - 50, v + 50] never overlap" eq "$(overlaps hilo_draws)" "4000 0"
 check "(the check can fail: 4000 Snowflake IDs taken one by one overlap so)" ne \
   "$(overlaps "(SELECT snowflake_next() FROM generate_series(1, 4000)) s(v)" | cut -d' ' -f2)" 0
 check "and are this node's Snowflake IDs" eq "$(snowflakes_not "SELECT v FROM hilo_draws")" 0

@@ -12,6 +12,9 @@
 # also through JSON; and the control, Drizzle's bigint in mode 'number', which rounds them (the
 # comparison fails there, as it must). Prisma is not tried: its `prisma generate` downloads a
 # schema engine from binaries.prisma.sh, which no registry carries.
+# Adopted sequences (examples/adopted_orm.js): Knex's bigIncrements and Sequelize's autoIncrement
+# BIGINT keys, their sequences adopted, the application unchanged: the keys each hands back are
+# Snowflake IDs, exact; and node-postgres's own nextval().
 # A free created_at as node-postgres asks (examples/created_at_node.js): a JavaScript Date and a day
 # string read by the key range alone; created_at::date = $1 and date_trunc('day', created_at) = $1
 # by the day's key range alone (a zone whose clocks do not change); each the rows of the setting off.
@@ -86,4 +89,19 @@ check "drizzle-orm hands keys back as BigInt, the others as strings" eq \
 l=$(line "drizzle-orm mode number (the hazard)")
 check "control: Drizzle's mode 'number' rounds the keys, and the comparison says so ($(field "$l" distinct) distinct of 101)" \
   eq "$(field "$l" exact)" False
+phase "adopted sequences (examples/adopted_orm.js)"
+# Knex's bigIncrements and Sequelize's autoIncrement BIGINT, made by the ORMs, then the
+# application run after idgen.adopt_sequences with not one line of it changed.
+q $PORT "CREATE DATABASE adopted" >/dev/null
+qdb $PORT adopted "CREATE EXTENSION pg_idgen" >/dev/null
+NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/adopted_orm.js" "postgres://postgres@127.0.0.1:$PORT/adopted" create >/dev/null
+check "the ORMs' two sequences adopted" eq "$(qdb $PORT adopted "SELECT count(*) FROM idgen.adopt_sequences('public') WHERE result LIKE 'adopt sequence%'")" 2
+ad=$(NODE_PATH="$NODE_DIR/node_modules" node "$REPO/examples/adopted_orm.js" "postgres://postgres@127.0.0.1:$PORT/adopted" run)
+keys() { python3 -c "import json, sys; print(','.join(json.loads(sys.argv[1])[sys.argv[2]]))" "$ad" "$1"; }
+not_snowflake() { qdb $PORT adopted "SELECT count(*) FILTER (WHERE k < 1e15 OR id_worker_id(k) IS DISTINCT FROM 0) || '/' || count(DISTINCT k) FROM unnest('{$1}'::bigint[]) k"; }
+check "Knex: insert().returning('id'), one row and 100: Snowflake IDs, exact (the table's own)" eq \
+  "$(not_snowflake "$(keys knex)")|$(qdb $PORT adopted "SELECT count(*) FROM kx_items WHERE id = ANY('{$(keys knex)}'::bigint[])")" "0/101|101"
+check "Sequelize: create() and bulkCreate(): Snowflake IDs, exact" eq \
+  "$(not_snowflake "$(keys sequelize)")|$(qdb $PORT adopted "SELECT count(*) FROM sq_tickets WHERE id = ANY('{$(keys sequelize)}'::bigint[])")" "0/101|101"
+check "node-postgres: the application's own nextval()" eq "$(not_snowflake "$(keys nextval)")" "0/1"
 finish

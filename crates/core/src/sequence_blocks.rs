@@ -1,9 +1,10 @@
 //! The blocks of an adopted sequence whose increment is n > 1. An ORM that draws from such a
 //! sequence (Hibernate's pooled and pooled-lo optimizers, Rails' and jOOQ's bulk allocators) takes
-//! one value v and hands out n numbers next to it itself: pooled the n ending at v, pooled-lo the
-//! n starting at v. So each draw returns the middle of 2n - 1 consecutive IDs that the node's
-//! Snowflake stream issued to it alone: v - (n - 1) .. v + (n - 1), whichever way the caller
-//! counts, no other caller's block or ID overlaps it.
+//! one value v and hands out n numbers next to it itself: pooled-lo the n starting at v, pooled
+//! the n ending at v (Hibernate 5 and later: v - (n - 1) .. v; Hibernate 3 and 4: v - n .. v - 1).
+//! So each draw returns the middle of 2n + 1 consecutive IDs that the node's Snowflake stream
+//! issued to it alone: v - n .. v + n; whichever way the caller counts, no other caller's block or
+//! ID overlaps it.
 //!
 //! Consecutive integers are consecutive counters of one tick only where the layout keeps the
 //! sequence in the lowest bits (the worker id above it): otherwise the next integer is another
@@ -12,9 +13,13 @@
 use crate::field::Field;
 use crate::layout::Layout;
 
-/// How many counters one draw of increment `n` takes: 2n - 1.
+/// How many counters one draw of increment `n` takes: 2n + 1 (1 for n <= 1).
 pub fn width(n: u64) -> u64 {
-    n.saturating_mul(2).saturating_sub(1).max(1)
+    if n <= 1 {
+        1
+    } else {
+        n.saturating_mul(2).saturating_add(1)
+    }
 }
 
 /// Why a layout cannot serve blocks of `n`, if it cannot.
@@ -35,7 +40,7 @@ pub fn refusal(layout: &Layout, n: u64) -> Option<String> {
             "a block of INCREMENT {n} takes {} consecutive IDs and layout {} has {tick} in a tick (at most {} by INCREMENT)",
             width(n),
             layout.name,
-            (tick / 2).div_ceil(2)
+            (tick / 2 - 1) / 2
         ));
     }
     None
@@ -51,7 +56,7 @@ pub fn middle(seq_bits: u32, first: u64, count: u64, n: u64) -> Option<u64> {
         return None;
     }
     let last = first.checked_add(w - 1)?;
-    (first >> seq_bits == last >> seq_bits).then_some(first + (n.max(1) - 1))
+    (first >> seq_bits == last >> seq_bits).then_some(first + (w - 1) / 2)
 }
 
 #[cfg(test)]
@@ -61,33 +66,38 @@ mod tests {
     #[test]
     fn width_is_twice_less_one() {
         assert_eq!(width(1), 1);
-        assert_eq!(width(50), 99);
+        assert_eq!(width(50), 101);
     }
 
     #[test]
     fn middle_inside_one_tick() {
         // 12 bits of sequence: a tick holds counters t << 12 .. (t << 12) + 4095.
         let t = 7u64 << 12;
-        assert_eq!(middle(12, t + 10, 99, 50), Some(t + 59));
+        assert_eq!(middle(12, t + 10, 101, 50), Some(t + 60));
         // Runs across the end of the tick: refused.
-        assert_eq!(middle(12, t + 4000, 99, 50), None);
+        assert_eq!(middle(12, t + 4000, 101, 50), None);
         // Came short.
-        assert_eq!(middle(12, t, 98, 50), None);
+        assert_eq!(middle(12, t, 100, 50), None);
         // The last fitting start.
-        assert_eq!(middle(12, t + 4096 - 99, 99, 50), Some(t + 4096 - 99 + 49));
+        assert_eq!(
+            middle(12, t + 4096 - 101, 101, 50),
+            Some(t + 4096 - 101 + 50)
+        );
+        // An increment of 1: the counter itself.
+        assert_eq!(middle(12, t + 7, 1, 1), Some(t + 7));
     }
 
     #[test]
     fn blocks_never_overlap() {
         // Successive takes of a stream hand out disjoint counters; each block lies inside its
-        // own take, so the blocks [v - 49, v + 49] of consecutive draws never overlap.
+        // own take, so the blocks [v - 50, v + 50] of consecutive draws never overlap.
         let mut next = 5u64 << 12;
         let mut blocks = Vec::new();
         for _ in 0..500 {
             let first = next;
-            next += 99;
-            if let Some(v) = middle(12, first, 99, 50) {
-                blocks.push((v - 49, v + 49));
+            next += 101;
+            if let Some(v) = middle(12, first, 101, 50) {
+                blocks.push((v - 50, v + 50));
             }
         }
         assert!(blocks.len() > 400);
