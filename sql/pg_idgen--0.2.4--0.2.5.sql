@@ -550,8 +550,6 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
 
--- idgen_internal.sequence_next(regclass, bigint, boolean): in sql/install/adopt.sql
-
 CREATE FUNCTION "uuidv7_timestamp"(
 	"id" uuid
 ) RETURNS timestamp with time zone

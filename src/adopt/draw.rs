@@ -199,9 +199,7 @@ fn take_id(increment: i64) -> i64 {
 // be planned again). Created in sql/install/adopt.sql; its common case is the bare fast path
 // below (pg/fast_entry.rs), `sequence_next_full` the rest.
 fast_entry!(
-    args,
-    "sequence_next",
-    "-- idgen_internal.sequence_next(regclass, bigint, boolean): in sql/install/adopt.sql\n",
+    c_only,
     pg_finfo_sequence_next_wrapper,
     sequence_next_wrapper,
     sequence_next_fast,

@@ -47,8 +47,12 @@ static REGISTERED: AtomicBool = AtomicBool::new(false);
 /// The table, found by these names (`table()` checks they name the extension's own).
 const TABLE: &str = "idgen_internal.adopted_sequences";
 
-/// Whether `seq` is adopted, and how.
+/// Whether `seq` is adopted, and how. In a database with no adopted sequence (one lookup a
+/// backend, `any`), no sequence is looked up.
 pub fn adopted(seq: pg_sys::Oid) -> Option<Adopted> {
+    if !any() {
+        return None;
+    }
     if let Some(found) = KNOWN
         .try_with(|k| k.as_ref().and_then(|k| k.sequences.get(&seq).copied()))
         .flatten()

@@ -32,7 +32,11 @@ macro_rules! fast_entry {
     // A function of arguments: `$fast` takes the call record (and reads them with `arg`).
     (args, $name:literal, $sql:literal, $finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
         pgrx::extension_sql!($sql, name = $name);
-
+        $crate::pg::fast_entry::fast_entry!(c_only, $finfo, $symbol, $fast, $into_datum, $guarded);
+    };
+    // The C functions alone, for a SQL function created in a file of sql/install/ (where its
+    // schema and its place among the other objects are written).
+    (c_only, $finfo:ident, $symbol:ident, $fast:expr, $into_datum:expr, $guarded:path) => {
         #[no_mangle]
         #[doc(hidden)]
         pub extern "C" fn $finfo() -> &'static pgrx::pg_sys::Pg_finfo_record {

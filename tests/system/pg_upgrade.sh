@@ -4,7 +4,8 @@
 # makes IDs at a past time (backfill counters) and public IDs: after the upgrade, backfills at the
 # same instant repeat none of the old ones and the old public IDs decode to the same keys. A js_safe_s node
 # (4,096 IDs a second) with idgen.max_drift = 300s ran about 98 s ahead of its clock; it is
-# upgraded three times with pg_upgrade (copy mode, so the old cluster stays as it was):
+# upgraded three times with pg_upgrade (copy mode, so the old cluster stays as it was); an adopted
+# sequence of the application draws from the same stream and stays adopted:
 # 1. Nothing copied but the obvious settings (preload, worker id, layout), and a smaller
 #    idgen.max_drift (5s): pg_upgrade copies no settings. Every time-based ID of the node is
 #    refused, also in a database created after the upgrade (it used to make the old node's IDs
@@ -43,6 +44,9 @@ qdb $OLD app "INSERT INTO t (v) SELECT g FROM generate_series(1, 1000) g"
 # about 98 s ahead of the clock.
 qdb $OLD app "INSERT INTO t (v) SELECT -1 FROM snowflake_next_batch(200000)"
 qdb $OLD app "INSERT INTO m SELECT msgid_next(1, 'x') FROM generate_series(1, 1000)"
+# An application's own bigserial table, its sequence adopted: its keys come from the same stream.
+qdb $OLD app "CREATE TABLE adopted (id bigserial PRIMARY KEY, v int); SELECT count(*) FROM idgen.adopt_sequence('adopted_id_seq');
+              INSERT INTO adopted (v) SELECT 1 FROM generate_series(1, 1000)" >/dev/null
 # Backfills at one past instant (js_safe_s: 4,096 a second; 1,000 before, 1,000 after), and public IDs under a key given as a bind parameter (never a
 # literal; \bind is psql 16's).
 T="timestamptz '2025-03-01 12:00:00+00'"
@@ -51,7 +55,7 @@ qdb $OLD app "CREATE TABLE b AS SELECT snowflake_at($T) AS id, 'old' AS made FRO
 SELECT idgen.public_key_create('inv', 'inv', $1::bytea) \bind :key \g
 CREATE TABLE p AS SELECT id, idgen.id_to_public(id, 'inv') AS pub FROM t ORDER BY id LIMIT 1000;
 SQL
-old_max=$(qdb $OLD app "SELECT max(id) FROM t")
+old_max=$(qdb $OLD app "SELECT greatest(max(id), (SELECT max(id) FROM adopted)) FROM t")
 ahead=$(qdb $OLD app "SELECT round(extract(epoch FROM id_timestamp($old_max) - clock_timestamp()))")
 echo "    the old node's last ID is ${ahead} s ahead of its clock"
 old_sys=$(q $OLD "SELECT system_identifier FROM pg_control_system()")
@@ -91,6 +95,9 @@ no_repeats() {
   qdb $NEW app "INSERT INTO m SELECT msgid_next(1, 'x') FROM generate_series(1, 1000)"
   check "$run: every new Snowflake ID in app is above every old one" eq \
     "$(qdb $NEW app "SELECT min(id) > $old_max FROM t WHERE v = 0")" t
+  qdb $NEW app "INSERT INTO adopted (v) SELECT 0 FROM generate_series(1, 1000)"
+  check "$run: the adopted sequence is adopted still; its new keys are above every old one" eq \
+    "$(qdb $NEW app "SELECT (SELECT count(*) FROM idgen.adopted_sequences) || ' ' || (min(id) > $old_max) FROM adopted WHERE v = 0")" "1 true"
   check "$run: no message ID repeats" eq "$(qdb $NEW app "SELECT count(*) = count(DISTINCT m) FROM m")" t
   check "$run: every Snowflake ID of another database is above the old ones" eq \
     "$(qdb $NEW other "SELECT min(id) > $old_max FROM snowflake_next_batch(20000) id")" t

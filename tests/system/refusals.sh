@@ -15,7 +15,10 @@ q $P "CREATE EXTENSION pg_idgen;
       CREATE ROLE plain LOGIN; CREATE ROLE client LOGIN IN ROLE idgen_client; CREATE ROLE admin LOGIN IN ROLE idgen_admin;
       SELECT idgen.public_key_create('invoice', 'inv'); SELECT idgen.public_key_create('literal', '');
       SELECT idgen.public_key_create('many', 'm');
-      CREATE TABLE conv_int (id serial PRIMARY KEY); CREATE TABLE conv_text (id text PRIMARY KEY)" >/dev/null
+      CREATE TABLE conv_int (id serial PRIMARY KEY); CREATE TABLE conv_text (id text PRIMARY KEY);
+      CREATE SEQUENCE rf_plain; CREATE SEQUENCE rf_int AS integer; CREATE SEQUENCE rf_cycle CYCLE;
+      CREATE SEQUENCE rf_adopted; CREATE SEQUENCE rf_small MAXVALUE 100;
+      SELECT idgen.adopt_sequence('rf_adopted'); SELECT idgen.adopt_sequence('rf_small')" >/dev/null
 v1=$(q $P "SELECT idgen.id_to_public(42, 'invoice')")
 q $P "SELECT idgen.public_key_rotate('invoice'); SELECT idgen.public_key_drop('invoice', 1)" >/dev/null
 q $P "SELECT idgen.segment_create('order');
