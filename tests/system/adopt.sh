@@ -194,7 +194,7 @@ kill_server adopt
 echo "-30s" | as_pg tee "$WORK/adopt.faketime" >/dev/null
 cluster_start_faketime adopt "$WORK/adopt.faketime"
 after=$(Q "INSERT INTO app.orders (note) SELECT 'crash' FROM generate_series(1, 100) RETURNING id" | sort -n | head -1)
-check "every ID after the crash, the clock 30 s behind, is above every ID before" eq "$(Q "SELECT $after > $before AND now() < (SELECT max(id_timestamp(id)) FROM app.orders WHERE note <> 'crash'))" t
+check "every ID after the crash, the clock 30 s behind, is above every ID before" eq "$(Q "SELECT $after > $before AND now() < (SELECT max(id_timestamp(id)) FROM app.orders WHERE note <> 'crash')")" t
 cluster_stop adopt fast
 cluster_start adopt
 
