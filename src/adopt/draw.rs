@@ -93,7 +93,7 @@ fn check_draw_privilege(seq: pg_sys::Oid) {
                 pg_sys::SysCacheIdentifier::AUTHOID,
             ] {
                 pg_sys::CacheRegisterSyscacheCallback(
-                    cache as i32,
+                    cache as _,
                     Some(roles_changed),
                     pg_sys::Datum::from(0),
                 );
