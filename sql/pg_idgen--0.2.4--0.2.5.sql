@@ -1695,6 +1695,26 @@ COMMENT ON COLUMN idgen.adopted_sequences.adopted_at IS 'When it was adopted.';
 
 COMMENT ON COLUMN idgen.adopted_sequences.adopted_by IS 'The session user who adopted it.';
 
+-- A dropped sequence leaves the table (DROP SEQUENCE, DROP TABLE of its serial or IDENTITY column,
+-- DROP SCHEMA, DROP OWNED, ALTER TABLE ... DROP COLUMN or DROP IDENTITY): its row would otherwise
+-- keep an OID that a later relation may be given. SECURITY DEFINER: anyone's DROP of their own
+-- sequence removes its row; the function does nothing else.
+CREATE FUNCTION idgen_internal.adopted_sequences_dropped() RETURNS event_trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM idgen_internal.adopted_sequences a
+     WHERE a.seq::oid IN (SELECT d.objid FROM pg_event_trigger_dropped_objects() d
+                           WHERE d.classid = 'pg_class'::regclass AND d.object_type = 'sequence');
+END
+$$;
+
+CREATE EVENT TRIGGER idgen_adopted_sequences_dropped ON sql_drop
+    WHEN TAG IN ('DROP SEQUENCE', 'DROP TABLE', 'DROP SCHEMA', 'DROP OWNED', 'ALTER TABLE')
+    EXECUTE FUNCTION idgen_internal.adopted_sequences_dropped();
+
+COMMENT ON EVENT TRIGGER idgen_adopted_sequences_dropped IS
+  'Forgets the adoption of a sequence that is dropped (idgen_internal.adopted_sequences_dropped).';
+
 -- The columns that draw from a sequence, one row each: an IDENTITY column, a column whose default
 -- names it (a serial's), or one that only owns it.
 CREATE FUNCTION idgen_internal.sequence_columns(seq regclass)
@@ -1807,6 +1827,9 @@ COMMENT ON FUNCTION idgen.adopt_sequences(regnamespace, boolean) IS
 
 COMMENT ON FUNCTION idgen.release_sequence(regclass) IS
   'Gives an adopted sequence back: it draws plain numbers again, above every value handed out (this node''s next Snowflake ID and the largest value of every column that draws from it). Returns its new last value.';
+
+COMMENT ON FUNCTION idgen_internal.adopted_sequences_dropped() IS
+  'Event trigger function: removes the row of an adopted sequence that is dropped from idgen_internal.adopted_sequences.';
 
 COMMENT ON FUNCTION idgen_internal.adoption_record(regclass, boolean, bigint) IS
   'Records an adoption or its end (for idgen.adopt_sequence and idgen.release_sequence): checks the caller owns the sequence, writes idgen_internal.adopted_sequences, sets the sequence at its MAXVALUE (adopted) or last_value (given back).';

@@ -52,7 +52,7 @@ pub fn copy_from(u: &Utility, stmt: *mut pg_sys::CopyStmt) -> bool {
                 PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                 format!(
                     "COPY FROM cannot fill column \"{column}\" from sequence \"{}\", which pg_idgen adopted: {why}",
-                    rel_name(seq)
+                    crate::pg::relation_name(seq)
                 ),
             )
             .hint(hint)
@@ -154,20 +154,6 @@ fn may_create_temp() -> bool {
     }
 }
 
-fn rel_name(oid: pg_sys::Oid) -> String {
-    // SAFETY: a catalog lookup in a transaction.
-    unsafe {
-        let name = pg_sys::get_rel_name(oid);
-        if name.is_null() {
-            u32::from(oid).to_string()
-        } else {
-            std::ffi::CStr::from_ptr(name)
-                .to_string_lossy()
-                .into_owned()
-        }
-    }
-}
-
 /// The staged COPY: into a temporary table of the listed columns, then INSERT ... SELECT.
 ///
 /// SAFETY: `stmt` is the COPY of `u`, into `relid`; `listed` its columns and their types.
@@ -196,11 +182,7 @@ unsafe fn stage(
             .map(|(c, t)| format!("{} {t}", quote_ident(c)))
             .collect::<Vec<_>>()
             .join(", ");
-        let target = format!(
-            "{}.{}",
-            quote_ident(&namespace_of(relid)),
-            quote_ident(&rel_name(relid))
-        );
+        let target = crate::pg::qualified_name(relid);
         run_sql(&format!(
             "CREATE TEMPORARY TABLE {} ({definitions}) ON COMMIT DROP",
             quote_ident(&staging)
@@ -228,14 +210,6 @@ unsafe fn stage(
 
 /// Staged COPYs of this backend, for the staging tables' names (a trigger may COPY again).
 static STAGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-fn namespace_of(relid: pg_sys::Oid) -> String {
-    // SAFETY: catalog lookups in a transaction.
-    unsafe {
-        let ns = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(relid));
-        std::ffi::CStr::from_ptr(ns).to_string_lossy().into_owned()
-    }
-}
 
 fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))

@@ -43,21 +43,6 @@ fn remember(seq: pg_sys::Oid, value: i64, used: bool) {
     });
 }
 
-/// The sequence's name as PostgreSQL's own messages give it.
-fn name_of(seq: pg_sys::Oid) -> String {
-    // SAFETY: a catalog lookup in a transaction; NULL for a sequence dropped meanwhile.
-    unsafe {
-        let name = pg_sys::get_rel_name(seq);
-        if name.is_null() {
-            format!("{}", u32::from(seq))
-        } else {
-            std::ffi::CStr::from_ptr(name)
-                .to_string_lossy()
-                .into_owned()
-        }
-    }
-}
-
 /// The privilege checks of `nextval` that passed, by sequence and role, while nothing they depend
 /// on changed: the sequence's ACL and owner (a relcache invalidation: registry::epoch), roles'
 /// memberships and attributes (a syscache invalidation of pg_auth_members or pg_authid). PostgreSQL
@@ -141,7 +126,10 @@ fn check_privilege(seq: pg_sys::Oid, modes: u32) {
     if !ok {
         IdError::new(
             PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-            format!("permission denied for sequence {}", name_of(seq)),
+            format!(
+                "permission denied for sequence {}",
+                crate::pg::relation_name(seq)
+            ),
         )
         .raise();
     }
@@ -268,7 +256,7 @@ fn sequence_currval(seq: pg_sys::Oid) -> i64 {
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             format!(
                 "currval of sequence \"{}\" is not yet defined in this session",
-                name_of(seq)
+                crate::pg::relation_name(seq)
             ),
         )
         .raise()
@@ -293,7 +281,7 @@ fn setval_adopted(seq: pg_sys::Oid, value: i64, is_called: bool) -> i64 {
             PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             format!(
                 "setval: value {value} is ahead of the IDs of adopted sequence \"{}\"",
-                name_of(seq)
+                crate::pg::relation_name(seq)
             ),
         )
         .detail(format!(
@@ -360,7 +348,7 @@ fn sequence_lastval() -> i64 {
         )
         .detail(format!(
             "The session drew from adopted sequence \"{}\" and from a sequence pg_idgen does not serve; which was last is not known.",
-            name_of(seq)
+            crate::pg::relation_name(seq)
         ))
         .hint("Name the sequence: currval('...'), or use INSERT ... RETURNING.")
         .raise();

@@ -98,7 +98,7 @@ fn rearm() {
                 PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                 format!(
                     "sequence \"{}\" is adopted by pg_idgen and cannot CYCLE",
-                    name(seq)
+                    crate::pg::relation_name(seq)
                 ),
             )
             .hint("Give it back first (idgen.release_sequence), or keep it NO CYCLE.")
@@ -127,30 +127,10 @@ fn arm(seq: pg_sys::Oid, value: i64) {
 /// `ALTER SEQUENCE seq RESTART [WITH with]`, as the current role (the sequence's owner), through
 /// the utility hook (which sets an adopted sequence at its MAXVALUE afterwards).
 fn restart(seq: pg_sys::Oid, with: Option<i64>) {
-    // SAFETY: catalog lookups in a transaction; quote_qualified_identifier returns a palloc'd
-    // string.
-    let qualified = unsafe {
-        let ns = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(seq));
-        let rel = pg_sys::get_rel_name(seq);
-        std::ffi::CStr::from_ptr(pg_sys::quote_qualified_identifier(ns, rel))
-            .to_string_lossy()
-            .into_owned()
-    };
+    let qualified = crate::pg::qualified_name(seq);
     let with = with.map_or(String::new(), |w| format!(" WITH {w}"));
     Spi::run(&format!("ALTER SEQUENCE {qualified} RESTART{with}"))
         .unwrap_or_else(|e| crate::pg::errors::internal(format!("{e}")).raise());
-}
-
-fn name(seq: pg_sys::Oid) -> String {
-    // SAFETY: a catalog lookup in a transaction.
-    unsafe {
-        let n = pg_sys::get_rel_name(seq);
-        if n.is_null() {
-            u32::from(seq).to_string()
-        } else {
-            std::ffi::CStr::from_ptr(n).to_string_lossy().into_owned()
-        }
-    }
 }
 
 /// The owner of `idgen_internal.adopted_sequences`, where it is pg_idgen's.
@@ -185,7 +165,7 @@ mod idgen_internal {
     use pgrx::prelude::*;
     use pgrx::{pg_sys, PgSqlErrorCode};
 
-    use super::{name, registry, restart, sequence_row};
+    use super::{registry, restart, sequence_row};
     use crate::node::take::node;
     use crate::pg::errors::IdError;
 
@@ -228,7 +208,10 @@ mod idgen_internal {
         if !owns {
             IdError::new(
                 PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-                format!("must be owner of sequence {}", name(seq)),
+                format!(
+                    "must be owner of sequence {}",
+                    crate::pg::relation_name(seq)
+                ),
             )
             .raise();
         }
@@ -243,7 +226,7 @@ mod idgen_internal {
             if typ != pg_sys::INT8OID || increment < 1 || cycle || persistence == b't' {
                 IdError::new(
                     PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-                    format!("sequence {} cannot be adopted: it must be bigint, ascending, NO CYCLE and permanent", name(seq)),
+                    format!("sequence {} cannot be adopted: it must be bigint, ascending, NO CYCLE and permanent", crate::pg::relation_name(seq)),
                 )
                 .hint("idgen.adopt_sequence() says which and what to do.")
                 .raise();
@@ -283,7 +266,7 @@ mod idgen_internal {
             if deleted.is_none() {
                 IdError::new(
                     PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-                    format!("sequence {} is not adopted", name(seq)),
+                    format!("sequence {} is not adopted", crate::pg::relation_name(seq)),
                 )
                 .raise();
             }
@@ -297,7 +280,7 @@ mod idgen_internal {
                         PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
                         format!(
                             "sequence {} cannot be given back above {last}: its MAXVALUE is {max}",
-                            name(seq)
+                            crate::pg::relation_name(seq)
                         ),
                     )
                     .hint("Raise its MAXVALUE (ALTER SEQUENCE ... MAXVALUE ...) first.")

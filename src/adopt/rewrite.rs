@@ -76,7 +76,7 @@ impl Functions {
         };
         found.unwrap_or_else(|| {
             let what = seq.map_or("sequences".to_string(), |s| {
-                format!("sequence \"{}\"", relation_name(s))
+                format!("sequence \"{}\"", crate::pg::relation_name(s))
             });
             IdError::new(
                 PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
@@ -100,20 +100,6 @@ pub fn rewrite(parse: *mut pg_sys::Query, _params: pg_sys::ParamListInfo) -> Opt
     // SAFETY: the planner hook's Query, walked by PostgreSQL's own walker with our callback.
     unsafe { visit(parse.cast(), (&mut walk as *mut Walk).cast()) };
     None
-}
-
-fn relation_name(oid: pg_sys::Oid) -> String {
-    // SAFETY: a catalog lookup in a transaction.
-    unsafe {
-        let name = pg_sys::get_rel_name(oid);
-        if name.is_null() {
-            u32::from(oid).to_string()
-        } else {
-            std::ffi::CStr::from_ptr(name)
-                .to_string_lossy()
-                .into_owned()
-        }
-    }
 }
 
 /// The walker PostgreSQL calls for each node.
@@ -191,7 +177,7 @@ fn refuse_identity(seq: pg_sys::Oid, what: &str) -> ! {
         PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
         format!(
             "sequence \"{}\" is adopted by pg_idgen and cannot serve {what}",
-            relation_name(seq)
+            crate::pg::relation_name(seq)
         ),
     )
     .hint("Widen the column to bigint (ALTER TABLE ... ALTER COLUMN ... TYPE bigint), or give the sequence back with idgen.release_sequence().")

@@ -23,6 +23,35 @@ pub mod utility_hook;
 pub mod worker_loop;
 pub mod zone_plans;
 
+/// A relation's name as PostgreSQL's messages give it (without its schema); its OID for one
+/// dropped meanwhile.
+pub fn relation_name(oid: pgrx::pg_sys::Oid) -> String {
+    // SAFETY: a catalog lookup in a transaction; NULL for a relation that does not exist.
+    unsafe {
+        let name = pgrx::pg_sys::get_rel_name(oid);
+        if name.is_null() {
+            u32::from(oid).to_string()
+        } else {
+            std::ffi::CStr::from_ptr(name)
+                .to_string_lossy()
+                .into_owned()
+        }
+    }
+}
+
+/// A relation's schema-qualified name, quoted where SQL needs it (for a statement to name it).
+pub fn qualified_name(oid: pgrx::pg_sys::Oid) -> String {
+    // SAFETY: catalog lookups in a transaction; quote_qualified_identifier returns a palloc'd
+    // string. The caller holds the relation (locked), so it exists.
+    unsafe {
+        let ns = pgrx::pg_sys::get_namespace_name(pgrx::pg_sys::get_rel_namespace(oid));
+        let rel = pgrx::pg_sys::get_rel_name(oid);
+        std::ffi::CStr::from_ptr(pgrx::pg_sys::quote_qualified_identifier(ns, rel))
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
 /// The data directory, where the node's files are (the mark, the layout history, the origins).
 pub fn data_dir() -> std::path::PathBuf {
     // SAFETY: DataDir is set by the postmaster before any of our code runs and never freed.

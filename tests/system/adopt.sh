@@ -21,7 +21,8 @@
 #   7. kill -9 of the server between draws, started again with its clock 30 s behind: every ID
 #      after it is above every ID before;
 #   8. pg_dump / pg_restore keeps the adoption; a data-only restore into an adopted database too;
-#   9. giving a sequence back: plain numbers again, above every value handed out.
+#   9. a dropped sequence is forgotten; giving a sequence back: plain numbers again, above every
+#      value handed out.
 # (Control, run by hand: with the rewrite off (adopt/mod.rs's init without before_planning),
 # phase 2's first check fails with "reached maximum value of sequence", which is pg_idgen's last
 # line doing its work, and phase 4's load fails the same way.)
@@ -212,7 +213,12 @@ as_pg "$PGBIN/pg_restore" -h 127.0.0.1 -p $PORT -U postgres --data-only -d resto
 check "a data-only restore into an adopted database (its setval lines too)" eq "$(grep -c ERROR "$WORK/restore.err")|$(qdb $PORT restored "SELECT count(*) FROM idgen.adopted_sequences")" "0|6"
 check "which then draws keys no restored row has" eq "$(qdb $PORT restored "INSERT INTO app.orders (note) SELECT 'new' FROM generate_series(1, 10); SELECT count(DISTINCT id) = count(*) FROM app.orders")" t
 
-phase "9. giving a sequence back"
+phase "9. a dropped sequence is forgotten; giving a sequence back"
+Q "CREATE TABLE app.gone (id bigserial PRIMARY KEY); SELECT count(*) FROM idgen.adopt_sequence('app.gone_id_seq');
+   CREATE SEQUENCE app.gone2; SELECT count(*) FROM idgen.adopt_sequence('app.gone2')" >/dev/null
+Q "DROP TABLE app.gone; DROP SEQUENCE app.gone2" >/dev/null
+check "DROP TABLE of a bigserial's table and DROP SEQUENCE take the adoption with them (no row keeps their OIDs)" eq \
+  "$(Q "SELECT count(*) FROM idgen_internal.adopted_sequences a WHERE NOT EXISTS (SELECT FROM pg_class c WHERE c.oid = a.seq)")|$(Q "SELECT count(*) FROM idgen.adopted_sequences")" "0|6"
 last=$(Q "SELECT idgen.release_sequence('app.orders_id_seq')")
 check "plain numbers again, starting above every value handed out" eq "$(Q "SELECT nextval('app.orders_id_seq') = $last + 1 AND $last >= (SELECT max(id) FROM app.orders)")" t
 check "and it is no longer listed" eq "$(Q "SELECT count(*) FROM idgen.adopted_sequences WHERE seq = 'app.orders_id_seq'::regclass")" 0
