@@ -142,16 +142,9 @@ unsafe fn adopted_default(relid: pg_sys::Oid, attlist: *mut pg_sys::List) -> Opt
 }
 
 fn may_create_temp() -> bool {
-    // SAFETY: an ACL check in a transaction.
-    unsafe {
-        let db = pg_sys::MyDatabaseId;
-        let mode = pg_sys::ACL_CREATE_TEMP as pg_sys::AclMode;
-        #[cfg(feature = "pg15")]
-        let r = pg_sys::pg_database_aclcheck(db, pg_sys::GetUserId(), mode);
-        #[cfg(not(feature = "pg15"))]
-        let r = pg_sys::object_aclcheck(pg_sys::DatabaseRelationId, db, pg_sys::GetUserId(), mode);
-        r == pg_sys::AclResult::ACLCHECK_OK
-    }
+    // SAFETY: reads the backend's database OID, set at connection.
+    let db = unsafe { pg_sys::MyDatabaseId };
+    crate::pg::own_functions::may(pg_sys::DatabaseRelationId, db, pg_sys::ACL_CREATE_TEMP)
 }
 
 /// The staged COPY: into a temporary table of the listed columns, then INSERT ... SELECT.

@@ -53,7 +53,7 @@ pub fn named(schema: pg_sys::Oid, name: &CStr, args: &[pg_sys::Oid]) -> Option<p
     }
 }
 
-/// Whether the current role has `mode` on the object (a schema or a function).
+/// Whether the current role has `mode` on the object (a schema, a function or a database).
 pub fn may(class: pg_sys::Oid, oid: pg_sys::Oid, mode: u32) -> bool {
     // SAFETY: an ACL check in a transaction.
     unsafe {
@@ -62,6 +62,8 @@ pub fn may(class: pg_sys::Oid, oid: pg_sys::Oid, mode: u32) -> bool {
         #[cfg(feature = "pg15")]
         let result = if class == pg_sys::NamespaceRelationId {
             pg_sys::pg_namespace_aclcheck(oid, role, mode)
+        } else if class == pg_sys::DatabaseRelationId {
+            pg_sys::pg_database_aclcheck(oid, role, mode)
         } else {
             pg_sys::pg_proc_aclcheck(oid, role, mode)
         };

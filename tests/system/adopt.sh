@@ -165,6 +165,13 @@ check "nor by calling the record underneath" grep -q 'ERROR:  42501: must be own
 check "its owner adopts its own" grep -q 'adopt sequence public.bobs' <<<"$(asbob "SELECT idgen.adopt_sequence('public.bobs')")"
 check "an IDENTITY draw needs INSERT on the table only, as PostgreSQL's" eq "$(asbob "INSERT INTO app.items (sku) VALUES ('bob') RETURNING id >= 1e15")" t
 check "nextval() keeps PostgreSQL's check: USAGE or UPDATE on the sequence" grep -q 'ERROR:  42501: permission denied for sequence items_id_seq' <<<"$(asbob "SELECT nextval('app.items_id_seq')")"
+check "bob's COPY into the IDENTITY table is staged too" eq \
+  "$(printf 'bob1\n' | psql -h 127.0.0.1 -p $PORT -U bob -d postgres -X -q -v ON_ERROR_STOP=1 -c "COPY app.items (sku) FROM STDIN" && Q "SELECT id >= 1e15 FROM app.items WHERE sku = 'bob1'")" t
+Q "REVOKE TEMPORARY ON DATABASE postgres FROM PUBLIC" >/dev/null
+check "... and refused, naming the sequence, where bob may not create the temporary table it is staged through" grep -q \
+  'ERROR:  0A000: COPY FROM cannot fill column "id" from sequence "items_id_seq", which pg_idgen adopted: .*temporary table' \
+  <<<"$(printf 'bob2\n' | psql -h 127.0.0.1 -p $PORT -U bob -d postgres -X -q -v VERBOSITY=verbose -c "COPY app.items (sku) FROM STDIN" 2>&1)"
+Q "GRANT TEMPORARY ON DATABASE postgres TO PUBLIC" >/dev/null
 Q "GRANT USAGE ON SEQUENCE app.items_id_seq TO bob" >/dev/null
 revoked=$(psql -h 127.0.0.1 -p $PORT -U bob -d postgres -X -q -A -t -v VERBOSITY=verbose 2>&1 <<SQL
 SELECT nextval('app.items_id_seq') >= 1e15;
