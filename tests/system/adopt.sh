@@ -173,24 +173,23 @@ check "... and refused, naming the sequence, where bob may not create the tempor
   <<<"$(printf 'bob2\n' | psql -h 127.0.0.1 -p $PORT -U bob -d postgres -X -q -v VERBOSITY=verbose -c "COPY app.items (sku) FROM STDIN" 2>&1)"
 Q "GRANT TEMPORARY ON DATABASE postgres TO PUBLIC" >/dev/null
 Q "GRANT USAGE ON SEQUENCE app.items_id_seq TO bob" >/dev/null
-revoked=$(psql -h 127.0.0.1 -p $PORT -U bob -d postgres -X -q -A -t -v VERBOSITY=verbose 2>&1 <<SQL
-SELECT nextval('app.items_id_seq') >= 1e15;
-\! psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "REVOKE USAGE ON SEQUENCE app.items_id_seq FROM bob"
-SELECT nextval('app.items_id_seq');
+# revoked_mid_session ROLE SEQ NAME REVOKE: ROLE draws from SEQ, REVOKE runs in another session,
+# ROLE draws again in the same one: "t|1" when the first draw worked and the second was refused.
+revoked_mid_session() {
+  local out
+  out=$(psql -h 127.0.0.1 -p $PORT -U "$1" -d postgres -X -q -A -t -v VERBOSITY=verbose 2>&1 <<SQL
+SELECT nextval('$2') >= 1e15;
+\! psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "$4"
+SELECT nextval('$2');
 SQL
-)
+  )
+  echo "$(head -1 <<<"$out")|$(grep -c "ERROR:  42501: permission denied for sequence $3" <<<"$out")"
+}
 check "a grant revoked while a session draws: its next nextval() is refused (no pass is remembered past it)" eq \
-  "$(head -1 <<<"$revoked")|$(grep -c 'ERROR:  42501: permission denied for sequence items_id_seq' <<<"$revoked")" "t|1"
-Q "CREATE ROLE carol LOGIN; GRANT bob TO carol" >/dev/null
-Q "GRANT USAGE ON SEQUENCE public.bobs TO bob" >/dev/null
-left=$(psql -h 127.0.0.1 -p $PORT -U carol -d postgres -X -q -A -t -v VERBOSITY=verbose 2>&1 <<SQL
-SELECT nextval('public.bobs') >= 1e15;
-\! psql -h 127.0.0.1 -p $PORT -U postgres -X -q -c "REVOKE bob FROM carol"
-SELECT nextval('public.bobs');
-SQL
-)
+  "$(revoked_mid_session bob app.items_id_seq items_id_seq "REVOKE USAGE ON SEQUENCE app.items_id_seq FROM bob")" "t|1"
+Q "CREATE ROLE carol LOGIN; GRANT bob TO carol; GRANT USAGE ON SEQUENCE public.bobs TO bob" >/dev/null
 check "a membership revoked while a session draws: refused too" eq \
-  "$(head -1 <<<"$left")|$(grep -c 'ERROR:  42501: permission denied for sequence bobs' <<<"$left")" "t|1"
+  "$(revoked_mid_session carol public.bobs bobs "REVOKE bob FROM carol")" "t|1"
 Q "CREATE DATABASE bare" >/dev/null
 qdb $PORT bare "CREATE SCHEMA idgen_internal; CREATE TABLE idgen_internal.adopted_sequences (seq regclass); CREATE SEQUENCE s;
                 INSERT INTO idgen_internal.adopted_sequences VALUES ('s')" >/dev/null
