@@ -276,7 +276,7 @@ fn setval_adopted(seq: pg_sys::Oid, value: i64, is_called: bool) -> i64 {
     let next = take_id(1);
     // pg_dump writes an adopted sequence's value as it is kept, its MAXVALUE: restoring it is
     // the adoption's own state.
-    if value >= next && Some(value) != max_value(seq) {
+    if value >= next && Some(value) != super::sequence_row(seq).map(|row| row.2) {
         IdError::new(
             PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             format!(
@@ -294,20 +294,6 @@ fn setval_adopted(seq: pg_sys::Oid, value: i64, is_called: bool) -> i64 {
         remember(seq, value, false);
     }
     value
-}
-
-/// The sequence's MAXVALUE.
-fn max_value(seq: pg_sys::Oid) -> Option<i64> {
-    // SAFETY: a syscache lookup and release, in a transaction.
-    unsafe {
-        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::SEQRELID as _, seq.into());
-        if tup.is_null() {
-            return None;
-        }
-        let max = (*(pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_sequence)).seqmax;
-        pg_sys::ReleaseSysCache(tup);
-        Some(max)
-    }
 }
 
 /// `setval(s, value)`: see setval_adopted; PostgreSQL's for another sequence.
