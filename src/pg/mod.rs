@@ -19,6 +19,7 @@ pub mod spi_read;
 pub mod strong_random;
 pub mod syncrep;
 pub mod time;
+pub mod toplevel;
 pub mod utility_hook;
 pub mod worker_loop;
 pub mod zone_plans;
