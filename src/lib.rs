@@ -17,6 +17,7 @@ mod key_conversion;
 mod lease;
 mod msgid;
 mod node;
+mod online;
 mod pg;
 mod public_id;
 mod roles;

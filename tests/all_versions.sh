@@ -27,7 +27,7 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ACROSS_MAJORS="pg_upgrade logical_replication"
-VERSION_TESTS="clock_and_crash uuidv7 backfill created_at standby_promotion sync_standby restart mark_unwritable pitr unload package replacement idle_reservation"
+VERSION_TESTS="clock_and_crash uuidv7 backfill created_at online_conversion_cases standby_promotion sync_standby restart mark_unwritable pitr unload package replacement idle_reservation"
 passed=0
 failed=0
 skipped=0

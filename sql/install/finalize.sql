@@ -481,6 +481,22 @@ GRANT EXECUTE ON FUNCTION idgen.adopt_sequence(regclass, boolean), idgen.adopt_s
     idgen_internal.sequence_next(regclass, bigint, boolean), idgen_internal.sequence_nextval(regclass),
     idgen_internal.sequence_currval(regclass), idgen_internal.sequence_setval(regclass, bigint),
     idgen_internal.sequence_setval(regclass, bigint, boolean), idgen_internal.sequence_lastval() TO PUBLIC;
+-- Table owners: converting a key online (SECURITY INVOKER throughout; the worker runs as the
+-- caller). The conversions' tables have row level security: a role sees and writes only the rows
+-- of the conversions its roles started.
+GRANT SELECT ON idgen.online_conversions TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE ON idgen_internal.online_conversions, idgen_internal.online_conversion_steps TO PUBLIC;
+GRANT USAGE ON SEQUENCE idgen_internal.online_conversion_ids TO PUBLIC;
+GRANT EXECUTE ON FUNCTION idgen.convert_online(regclass, name, text, integer, interval, interval, boolean),
+    idgen.convert_online_resume(regclass), idgen.convert_online_stop(regclass), idgen.convert_online_abort(regclass),
+    idgen_internal.online_conversion_plan(regclass, name, text, bigint), idgen_internal.online_conversion_next(bigint),
+    idgen_internal.online_conversion_step_done(bigint, integer), idgen_internal.online_conversion_lock_step(bigint, integer),
+    idgen_internal.online_conversion_lock_held(bigint, integer, double precision, boolean),
+    idgen_internal.online_conversion_copy_batch(bigint, integer), idgen_internal.online_conversion_index_leftover(bigint, integer),
+    idgen_internal.online_conversion_run_step(bigint, integer), idgen_internal.online_conversion_finish(bigint, text, text),
+    idgen_internal.online_conversion_launch(bigint), idgen_internal.online_conversion_of(regclass, text),
+    idgen_internal.online_conversion_stop(bigint), idgen_internal.online_conversion_copy() TO PUBLIC;
+GRANT EXECUTE ON PROCEDURE idgen.convert_online_wait(regclass, interval) TO PUBLIC;
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
 -- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a
 -- timestamp or a date, and the time_local_/time_trunc_ ones, which read a zone's offsets as

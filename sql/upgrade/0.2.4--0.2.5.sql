@@ -5,7 +5,7 @@
 -- written by hand: what changes in objects 0.2.4 already has. Everything new (UUIDv7s and ULIDs,
 -- the key-type check, key conversion, idgen.streams, the read horizon, public IDs, idgen.refusals,
 -- idgen.segment_allocators, partition bounds, IDs at a past time, node origins' trigger, adopted
--- sequences) is copied below from the install script (sql/install/ and the library's functions),
+-- sequences, online key conversion) is copied below from the install script (sql/install/ and the library's functions),
 -- with every comment and the privileges of a fresh install.
 
 -- The generators run only in the leader of a parallel query, so that the IDs of one statement
@@ -26,3 +26,17 @@
 -- @replace function idgen.worker_acquire
 
 -- @new objects
+
+-- Online key conversion: row level security of its two new tables (created above, with the rest
+-- of what is new): a role sees and writes only the conversions of its roles.
+-- @changed statement ALTER TABLE idgen_internal.online_conversions: enables row level security of the new table, below
+-- @changed statement ALTER TABLE idgen_internal.online_conversion_steps: enables row level security of the new table, below
+-- @changed statement CREATE POLICY members_only: the policies of the new tables, below
+ALTER TABLE idgen_internal.online_conversions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE idgen_internal.online_conversion_steps ENABLE ROW LEVEL SECURITY;
+CREATE POLICY members_only ON idgen_internal.online_conversions
+    USING (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'))
+    WITH CHECK (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'));
+CREATE POLICY members_only ON idgen_internal.online_conversion_steps
+    USING (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'))
+    WITH CHECK (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'));

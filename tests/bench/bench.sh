@@ -3,7 +3,7 @@
 # cluster, because these machines are noisy. Never run as a test; nothing here asserts.
 #   ROWS=1000000 PGBENCH_SECONDS=5 ROUNDS=3 bash tests/bench/bench.sh
 #   PARTS="segments" SKIP_INSTALL=1 bash tests/bench/bench.sh   (only some parts: peers segments
-#   text public backfill parallel leases citus idle connect created_at adopt baseline)
+#   text public backfill parallel leases citus idle connect created_at adopt online baseline)
 #   BASELINE=<git revision> make bench PARTS=baseline    this tree against that revision's build,
 #   per row (tests/bench/baseline.sh; with BASELINE set, the default parts include it)
 # The part "peers" (tests/bench/compare.py) measures pg_idgen beside pgEdge snowflake and
@@ -13,7 +13,7 @@ PORT=$(port 0)
 ROWS=${ROWS:-1000000}
 INSERT_ROWS=${INSERT_ROWS:-2000000}
 SECS=${PGBENCH_SECONDS:-5}
-PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle connect created_at adopt${BASELINE:+ baseline}}
+PARTS=${PARTS:-peers segments text public backfill parallel leases citus idle connect created_at adopt online${BASELINE:+ baseline}}
 part() { [[ " $PARTS " == *" $1 "* ]]; }
 ensure_deps
 [ -n "${SKIP_INSTALL:-}" ] || install_extension
@@ -394,6 +394,63 @@ if part adopt; then
       "$(python3 -c "print(f'{$ip / $ia:.2f}x')")" "$sf" "$na" "$(python3 -c "print(f'{$na / $sf:.2f}x')")" \
       "$(python3 -c "print(f'{($na - $loop) / ($sf - $loop):.2f}x')")" "$np"
   done
+fi
+
+if part online; then
+  # Online key conversion (issue 60): a table of ONLINE_ROWS (10M) rows with an integer serial key
+  # and three tables that reference it (rows/2, /5, /10), converted by idgen.convert_online while
+  # pgbench clients run an application's mix at a steady rate (lock_timeout = 200ms). Reported:
+  # the conversion's time and each step's, its locks that block the application (total, longest,
+  # attempts), and the application's latency (p50, p99, max) during the conversion against the
+  # same load before it (tests/bench/online_latency.py).
+  OROWS=${ONLINE_ROWS:-10000000}
+  printf '\n## Online key conversion (%s rows, three referencing tables)\n\n' "$OROWS"
+  t0=$SECONDS
+  q $PORT "CREATE TABLE oc_acct (id serial PRIMARY KEY, name text NOT NULL, n int);
+           CREATE TABLE oc_orders (id bigserial PRIMARY KEY, acct_id int NOT NULL REFERENCES oc_acct ON DELETE CASCADE, amount int);
+           CREATE TABLE oc_notes (id bigserial PRIMARY KEY, acct_id int REFERENCES oc_acct, body text);
+           CREATE TABLE oc_profile (acct_id int PRIMARY KEY REFERENCES oc_acct, bio text);
+           INSERT INTO oc_acct (name, n) SELECT 'a' || g, g FROM generate_series(1, $OROWS) g;
+           INSERT INTO oc_orders (acct_id, amount) SELECT 1 + (g * 7) % $OROWS, g FROM generate_series(1, $OROWS / 2) g;
+           CREATE INDEX oc_orders_acct ON oc_orders (acct_id);
+           INSERT INTO oc_notes (acct_id, body) SELECT 1 + (g * 13) % $OROWS, 'n' FROM generate_series(1, $OROWS / 5) g;
+           INSERT INTO oc_profile SELECT g, 'p' FROM generate_series(1, $OROWS / 10) g;
+           VACUUM ANALYZE oc_acct, oc_orders, oc_notes, oc_profile" >/dev/null
+  printf 'setup: %s s\n\n' $((SECONDS - t0))
+  {
+    echo "\\set k random(1, $OROWS)"
+    echo "\\set r random(1, 1000)"
+    echo "BEGIN;"
+    echo "SELECT a.name, count(o.id) FROM oc_acct a LEFT JOIN oc_orders o ON o.acct_id = a.id WHERE a.id = :k GROUP BY a.name;"
+    echo "UPDATE oc_orders SET amount = amount + 1 WHERE acct_id = :k;"
+    echo "INSERT INTO oc_acct (name, n) VALUES ('new', :r) RETURNING id AS a \\gset"
+    echo "INSERT INTO oc_orders (acct_id, amount) VALUES (:a, :r);"
+    echo "COMMIT;"
+  } >"$WORK/oc_app.sql"
+  # oc_app NAME SECONDS: the load for that long, each transaction's latency logged (pgbench -l).
+  oc_app() {
+    (cd "$WORK" && PGOPTIONS="-c lock_timeout=200ms" "$PGBIN/pgbench" -h 127.0.0.1 -p $PORT -U postgres -n -c 4 -j 2 -R 100 \
+      -T "$2" -l --log-prefix="oc_$1" -f "$WORK/oc_app.sql" postgres >"$WORK/oc_$1.out" 2>&1) ||
+      echo "application run $1: pgbench exited with an error (see $WORK/oc_$1.out)"
+  }
+  rm -f "$WORK"/oc_before* "$WORK"/oc_during*
+  oc_app before 20
+  q $PORT "SELECT count(*) FROM idgen.convert_online('oc_acct', 'id', onto => 'sequence', batch_rows => 20000)" >/dev/null 2>&1
+  i=0
+  while [ "$(q $PORT "SELECT state IN ('done', 'failed', 'stopped') FROM idgen.online_conversions WHERE table_name = 'public.oc_acct'")" != t ]; do
+    i=$((i + 1))
+    oc_app "during$i" 10
+    [ $i -lt 360 ] || { echo "the conversion did not end within an hour"; break; }
+  done
+  q $PORT "SELECT 'conversion: ' || state || ', ' || round(extract(epoch FROM updated_at - started_at)::numeric, 1) || ' s; locks that block the application held '
+                  || round(lock_ms_total::numeric, 1) || ' ms in total, ' || round(lock_ms_max::numeric, 1) || ' ms at most, in ' || lock_attempts || ' attempts'
+             FROM idgen.online_conversions WHERE table_name = 'public.oc_acct'"
+  q $PORT "SELECT '  step ' || step || ' ' || kind || ' ' || relation::regclass || ': '
+                  || round(extract(epoch FROM done_at - coalesce(lag(done_at) OVER (ORDER BY step), c.started_at))::numeric, 1) || ' s'
+                  || coalesce(', locks ' || round(lock_ms::numeric, 1) || ' ms in ' || attempts || ' attempt(s)', '')
+             FROM idgen_internal.online_conversion_steps s JOIN idgen_internal.online_conversions c ON c.id = s.conversion
+            WHERE c.relation_name = 'public.oc_acct' ORDER BY step"
+  python3 "$REPO/tests/bench/online_latency.py" "$WORK"
 fi
 
 if part baseline; then

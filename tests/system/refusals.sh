@@ -16,9 +16,13 @@ q $P "CREATE EXTENSION pg_idgen;
       SELECT idgen.public_key_create('invoice', 'inv'); SELECT idgen.public_key_create('literal', '');
       SELECT idgen.public_key_create('many', 'm');
       CREATE TABLE conv_int (id serial PRIMARY KEY); CREATE TABLE conv_text (id text PRIMARY KEY);
+      CREATE TABLE conv_nokey (id serial); CREATE TABLE conv_shadowed (id serial PRIMARY KEY, id_idgen_new bigint);
+      CREATE TABLE conv_done (id serial PRIMARY KEY);
       CREATE SEQUENCE rf_plain; CREATE SEQUENCE rf_int AS integer; CREATE SEQUENCE rf_cycle CYCLE;
       CREATE SEQUENCE rf_adopted; CREATE SEQUENCE rf_small MAXVALUE 100;
       SELECT idgen.adopt_sequence('rf_adopted'); SELECT idgen.adopt_sequence('rf_small')" >/dev/null
+q $P "SELECT count(*) FROM idgen.convert_online('conv_done', 'id')" >/dev/null 2>&1
+for i in $(seq 1 150); do [ "$(q $P "SELECT state FROM idgen.online_conversions")" = done ] && break; sleep 0.2; done
 v1=$(q $P "SELECT idgen.id_to_public(42, 'invoice')")
 q $P "SELECT idgen.public_key_rotate('invoice'); SELECT idgen.public_key_drop('invoice', 1)" >/dev/null
 q $P "SELECT idgen.segment_create('order');

@@ -1,0 +1,439 @@
+//! Online key conversion (`idgen.convert_online`, sql/install/online.sql): a 32-bit key and every
+//! column that references it widened to bigint and moved onto pg_idgen while the application
+//! keeps writing. The plan and each step's bookkeeping are SQL; this module adds what SQL cannot
+//! do:
+//!
+//! - the trigger that keeps each new column equal to its old one (`online_conversion_copy`), in C
+//!   so that it costs the application's writes next to nothing and runs with no rights at all;
+//! - the worker that runs the steps one by one as the converting role, each in transactions of
+//!   its own: a lock step with a short `lock_timeout`, retried; a copy batch by batch; an index
+//!   CONCURRENTLY, which only a top-level command may build (`pg::toplevel`).
+//!
+//! Every step's effect and its record commit together (an index built CONCURRENTLY is found
+//! again by its name), so a cancelled, killed or restarted worker leaves the conversion where
+//! its last step ended; `idgen.convert_online_resume` starts a new one.
+
+use std::time::Duration;
+
+use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
+use pgrx::prelude::*;
+use pgrx::{pg_sys, PgSqlErrorCode};
+
+use crate::pg::errors::IdError;
+
+extension_sql_file!(
+    "../../sql/install/online.sql",
+    name = "online",
+    requires = ["adopt"],
+);
+
+/// The worker's type in pg_stat_activity (the view `idgen.online_conversions` matches on it).
+const WORKER_TYPE: &str = "pg_idgen online conversion";
+
+/// The record behind `pg_finfo_online_conversion_copy_wrapper`.
+static V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+
+#[no_mangle]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_online_conversion_copy_wrapper() -> &'static pg_sys::Pg_finfo_record {
+    &V1
+}
+
+/// The trigger `idgen_internal.online_conversion_copy(old, new, ...)`, BEFORE INSERT OR UPDATE
+/// FOR EACH ROW: sets each new (bigint) column to its old (smallint or integer) column's value.
+///
+/// # Safety
+/// Called by PostgreSQL's trigger manager, with its call record.
+#[pg_guard]
+#[no_mangle]
+pub unsafe extern "C-unwind" fn online_conversion_copy_wrapper(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: the trigger manager's call record and TriggerData, read as trigger.h's macros do;
+    // the tuple is the one it passed, modified into a new one in the current memory context.
+    unsafe {
+        let context = (*fcinfo).context;
+        if context.is_null() || (*context).type_ != pg_sys::NodeTag::T_TriggerData {
+            IdError::new(
+                PgSqlErrorCode::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
+                "idgen_internal.online_conversion_copy: not called by the trigger manager",
+            )
+            .hint("It is the trigger of an online key conversion (idgen.convert_online).")
+            .raise();
+        }
+        let data = context as *mut pg_sys::TriggerData;
+        let event = (*data).tg_event;
+        let row = event & pg_sys::TRIGGER_EVENT_ROW != 0;
+        let before = event & pg_sys::TRIGGER_EVENT_TIMINGMASK == pg_sys::TRIGGER_EVENT_BEFORE;
+        let op = event & pg_sys::TRIGGER_EVENT_OPMASK;
+        let trigger = (*data).tg_trigger;
+        let nargs = (*trigger).tgnargs as usize;
+        if !row
+            || !before
+            || !(op == pg_sys::TRIGGER_EVENT_INSERT || op == pg_sys::TRIGGER_EVENT_UPDATE)
+            || nargs == 0
+            || !nargs.is_multiple_of(2)
+        {
+            IdError::new(
+                PgSqlErrorCode::ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED,
+                "idgen_internal.online_conversion_copy: must fire BEFORE INSERT OR UPDATE FOR EACH ROW, with pairs of column names",
+            )
+            .raise();
+        }
+        let tuple = if op == pg_sys::TRIGGER_EVENT_UPDATE {
+            (*data).tg_newtuple
+        } else {
+            (*data).tg_trigtuple
+        };
+        let rel = (*data).tg_relation;
+        let desc = (*rel).rd_att;
+        let args = std::slice::from_raw_parts((*trigger).tgargs, nargs);
+        let mut columns = Vec::with_capacity(nargs / 2);
+        let mut values = Vec::with_capacity(nargs / 2);
+        let mut nulls = Vec::with_capacity(nargs / 2);
+        for pair in args.chunks(2) {
+            let from = pg_sys::SPI_fnumber(desc, pair[0]);
+            let to = pg_sys::SPI_fnumber(desc, pair[1]);
+            if from <= 0 || to <= 0 {
+                IdError::new(
+                    PgSqlErrorCode::ERRCODE_UNDEFINED_COLUMN,
+                    "idgen_internal.online_conversion_copy: a column it copies does not exist",
+                )
+                .raise();
+            }
+            let mut null = false;
+            let value = pg_sys::heap_getattr(tuple, from as i32, desc, &mut null);
+            let from_type = pg_sys::SPI_gettypeid(desc, from);
+            let widened = if null {
+                0
+            } else if from_type == pg_sys::INT2OID {
+                i64::from(value.value() as i16)
+            } else if from_type == pg_sys::INT4OID {
+                i64::from(value.value() as i32)
+            } else {
+                value.value() as i64
+            };
+            columns.push(to as i32);
+            values.push(pg_sys::Datum::from(widened));
+            nulls.push(null);
+        }
+        let modified = pg_sys::heap_modify_tuple_by_cols(
+            tuple,
+            desc,
+            columns.len() as i32,
+            columns.as_mut_ptr(),
+            values.as_mut_ptr(),
+            nulls.as_mut_ptr(),
+        );
+        pg_sys::Datum::from(modified)
+    }
+}
+
+/// Starts the worker of conversion `conv` (the caller must see its row: a member of the role
+/// that started it). Returns the worker's process ID.
+#[pg_extern(volatile, parallel_unsafe, sql = false)]
+fn online_conversion_launch(conv: i64) -> i32 {
+    let visible = Spi::get_one_with_args::<i64>(
+        "SELECT id FROM idgen_internal.online_conversions WHERE id = $1",
+        &[conv.into()],
+    )
+    .ok()
+    .flatten();
+    if visible.is_none() {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
+            format!(
+                "idgen.convert_online: there is no conversion {conv} of a role you are a member of"
+            ),
+        )
+        .raise();
+    }
+    // SAFETY: reading this backend's identities and its transaction's ID.
+    let (db, session_user, user, xid) = unsafe {
+        let mut user = pg_sys::InvalidOid;
+        let mut sec = 0;
+        pg_sys::GetUserIdAndSecContext(&mut user, &mut sec);
+        (
+            pg_sys::MyDatabaseId,
+            pg_sys::GetSessionUserId(),
+            user,
+            pg_sys::GetTopTransactionIdIfAny(),
+        )
+    };
+    let extra = format!(
+        "{conv} {} {} {} {}",
+        u32::from(db),
+        u32::from(session_user),
+        u32::from(user),
+        u32::from(xid)
+    );
+    let worker = BackgroundWorkerBuilder::new(&format!("pg_idgen online conversion {conv}"))
+        .set_type(WORKER_TYPE)
+        .set_library("pg_idgen")
+        .set_function("pg_idgen_online_conversion_main")
+        .set_extra(&extra)
+        .enable_spi_access()
+        .set_start_time(BgWorkerStartTime::RecoveryFinished)
+        .set_restart_time(None)
+        // SAFETY: this backend's process ID, so that the postmaster tells it of the start.
+        .set_notify_pid(unsafe { pg_sys::MyProcPid })
+        .load_dynamic();
+    let pid = match worker.map(|w| w.wait_for_startup()) {
+        Ok(Ok(pid)) => pid,
+        Ok(Err(status)) => IdError::new(
+            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            format!("idgen.convert_online: its background worker did not start ({status:?})"),
+        )
+        .hint("The server log says why; then idgen.convert_online_resume(table).")
+        .raise(),
+        Err(_) => IdError::new(
+            PgSqlErrorCode::ERRCODE_CONFIGURATION_LIMIT_EXCEEDED,
+            "idgen.convert_online: could not start its background worker",
+        )
+        .detail("Every background worker slot (max_worker_processes) is in use.")
+        .hint("Raise max_worker_processes, or wait for another worker to end; then idgen.convert_online_resume(table).")
+        .raise(),
+    };
+    Spi::run_with_args(
+        "UPDATE idgen_internal.online_conversions SET worker_pid = $2, updated_at = clock_timestamp() WHERE id = $1",
+        &[conv.into(), pid.into()],
+    )
+    .unwrap_or_else(|e| panic!("recording the worker of conversion {conv}: {e}"));
+    pid
+}
+
+/// The next step of a conversion, as `idgen_internal.online_conversion_next` gives it.
+struct Step {
+    number: i32,
+    kind: String,
+    statement: String,
+    pause: Duration,
+}
+
+fn next_step(conv: i64) -> Option<Step> {
+    BackgroundWorker::transaction(|| {
+        Spi::connect(|client| {
+            let rows = client
+                .select(
+                    "SELECT step, kind, statement, (extract(epoch FROM pause) * 1000)::bigint FROM idgen_internal.online_conversion_next($1)",
+                    None,
+                    &[conv.into()],
+                )
+                .unwrap_or_else(|e| panic!("reading the next step: {e}"));
+            rows.into_iter().next().map(|row| Step {
+                number: row.get::<i32>(1).ok().flatten().unwrap_or(0),
+                kind: row.get::<String>(2).ok().flatten().unwrap_or_default(),
+                statement: row.get::<String>(3).ok().flatten().unwrap_or_default(),
+                pause: Duration::from_millis(
+                    row.get::<i64>(4).ok().flatten().unwrap_or(0).max(0) as u64
+                ),
+            })
+        })
+    })
+}
+
+fn sql(query: &str, conv: i64, step: i32) {
+    BackgroundWorker::transaction(|| {
+        Spi::run_with_args(query, &[conv.into(), step.into()])
+            .unwrap_or_else(|e| panic!("{query}: {e}"))
+    });
+}
+
+/// One step, run to its end (a copy: every batch; a lock step: until it got its locks).
+fn run_step(conv: i64, step: &Step) {
+    match step.kind.as_str() {
+        "lock" => loop {
+            // The attempt and its locks end at commit: the time they were held is measured
+            // around the whole transaction and recorded after it.
+            let started = std::time::Instant::now();
+            let done = BackgroundWorker::transaction(|| {
+                Spi::get_one_with_args::<bool>(
+                    "SELECT idgen_internal.online_conversion_lock_step($1, $2)",
+                    &[conv.into(), step.number.into()],
+                )
+                .unwrap_or_else(|e| panic!("step {}: {e}", step.number))
+                .unwrap_or(false)
+            });
+            let held = started.elapsed().as_secs_f64() * 1000.0;
+            BackgroundWorker::transaction(|| {
+                Spi::run_with_args(
+                    "SELECT idgen_internal.online_conversion_lock_held($1, $2, $3, $4)",
+                    &[conv.into(), step.number.into(), held.into(), done.into()],
+                )
+                .unwrap_or_else(|e| panic!("step {}: {e}", step.number))
+            });
+            if done {
+                return;
+            }
+            if !BackgroundWorker::wait_latch(Some(Duration::from_millis(
+                50 + u64::from(rand_below(200)),
+            ))) {
+                return;
+            }
+        },
+        "copy" => loop {
+            let done = BackgroundWorker::transaction(|| {
+                Spi::get_one_with_args::<bool>(
+                    "SELECT idgen_internal.online_conversion_copy_batch($1, $2)",
+                    &[conv.into(), step.number.into()],
+                )
+                .unwrap_or_else(|e| panic!("step {}: {e}", step.number))
+                .unwrap_or(false)
+            });
+            if done {
+                return;
+            }
+            if !step.pause.is_zero() && !BackgroundWorker::wait_latch(Some(step.pause)) {
+                return;
+            }
+            // SAFETY: a cancel or terminate request is served here, between batches.
+            unsafe { pg_sys::ProcessInterrupts() };
+        },
+        "concurrently" => {
+            // A build an earlier worker began: done if valid, dropped and built again if not.
+            let leftover = BackgroundWorker::transaction(|| {
+                Spi::get_one_with_args::<String>(
+                    "SELECT idgen_internal.online_conversion_index_leftover($1, $2)",
+                    &[conv.into(), step.number.into()],
+                )
+                .unwrap_or_else(|e| panic!("step {}: {e}", step.number))
+            });
+            match leftover.as_deref() {
+                Some("valid") => {}
+                Some(drop) => {
+                    crate::pg::toplevel::run(drop);
+                    crate::pg::toplevel::run(&step.statement);
+                }
+                None => crate::pg::toplevel::run(&step.statement),
+            }
+            sql(
+                "SELECT idgen_internal.online_conversion_step_done($1, $2)",
+                conv,
+                step.number,
+            );
+        }
+        _ => sql(
+            "SELECT idgen_internal.online_conversion_run_step($1, $2)",
+            conv,
+            step.number,
+        ),
+    }
+}
+
+/// A small random number, to spread retries.
+fn rand_below(n: u32) -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    nanos % n
+}
+
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn pg_idgen_online_conversion_main(_arg: pg_sys::Datum) {
+    // PostgreSQL's own signal handlers stay: SIGTERM (idgen.convert_online_stop, shutdown) and
+    // SIGINT (pg_cancel_backend) end the statement it runs, and with it the worker.
+    let extra = BackgroundWorker::get_extra().to_string();
+    let parts: Vec<u32> = extra
+        .split_whitespace()
+        .map(|p| p.parse().unwrap_or(0))
+        .collect();
+    let conv = extra
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse::<i64>().ok())
+        .unwrap_or(0);
+    if parts.len() != 5 || conv <= 0 {
+        pgrx::warning!("pg_idgen online conversion: bad arguments {extra:?}");
+        return;
+    }
+    // SAFETY: unblocking signals is the first thing a background worker does.
+    unsafe { pg_sys::BackgroundWorkerUnblockSignals() };
+    let (db, session_user, user, xid) = (parts[1], parts[2], parts[3], parts[4]);
+    BackgroundWorker::connect_worker_to_spi_by_oid(
+        Some(pg_sys::Oid::from(db)),
+        Some(pg_sys::Oid::from(session_user)),
+    );
+    // The role that started the conversion (the session's current user then), whatever role
+    // its session logged in as; SET ROLE and SET SESSION AUTHORIZATION are refused from here on.
+    // SAFETY: setting this process's user before its first transaction.
+    unsafe {
+        pg_sys::SetUserIdAndSecContext(
+            pg_sys::Oid::from(user),
+            pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32,
+        )
+    };
+    // The launching transaction first: its rows are the conversion.
+    if xid != 0 {
+        BackgroundWorker::transaction(|| {
+            // SAFETY: waiting for another transaction's end, inside a transaction.
+            unsafe {
+                pg_sys::XactLockTableWait(
+                    pg_sys::TransactionId::from(xid),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    pg_sys::XLTW_Oper::XLTW_None,
+                )
+            }
+        });
+    }
+    loop {
+        let outcome = PgTryBuilder::new(|| {
+            let Some(step) = next_step(conv) else {
+                return false;
+            };
+            run_step(conv, &step);
+            true
+        })
+        .catch_others(|e| {
+            let (code, message) = match &e {
+                pg_sys::panic::CaughtError::PostgresError(r)
+                | pg_sys::panic::CaughtError::ErrorReport(r)
+                | pg_sys::panic::CaughtError::RustPanic { ereport: r, .. } => {
+                    (r.sql_error_code(), r.message().to_string())
+                }
+            };
+            // SAFETY: the error left its transaction (if any) to be aborted here.
+            unsafe {
+                pg_sys::AbortCurrentTransaction();
+                pg_sys::FlushErrorState();
+            }
+            let state = if code == PgSqlErrorCode::ERRCODE_QUERY_CANCELED {
+                "stopped"
+            } else {
+                "failed"
+            };
+            BackgroundWorker::transaction(|| {
+                Spi::run_with_args(
+                    "SELECT idgen_internal.online_conversion_finish($1, $2, $3)",
+                    &[conv.into(), state.into(), message.clone().into()],
+                )
+                .unwrap_or_else(|e| panic!("recording the failure of conversion {conv}: {e}"))
+            });
+            pgrx::warning!("pg_idgen online conversion {conv} {state}: {message}");
+            false
+        })
+        .execute();
+        if !outcome {
+            return;
+        }
+    }
+}
+
+/// Tells the worker of conversion `conv` to stop (the caller must see the conversion, and its
+/// worker must be running): SIGTERM ends the statement it runs and the worker with it.
+#[pg_extern(volatile, parallel_unsafe, sql = false)]
+fn online_conversion_stop(conv: i64) -> bool {
+    let pid = Spi::get_one_with_args::<i32>(
+        "SELECT worker_pid FROM idgen.online_conversions WHERE id = $1 AND running",
+        &[conv.into()],
+    )
+    .ok()
+    .flatten();
+    let Some(pid) = pid else {
+        return false;
+    };
+    // SAFETY: a signal to a process this query just found to be the conversion's worker.
+    unsafe { libc::kill(pid, libc::SIGTERM) == 0 }
+}
