@@ -28,6 +28,7 @@ CREATE TABLE idgen_internal.online_conversions (
     finished_at timestamptz
 );
 CREATE SEQUENCE idgen_internal.online_conversion_ids AS bigint;
+COMMENT ON SEQUENCE idgen_internal.online_conversion_ids IS 'The ids of online conversions (idgen.convert_online).';
 CREATE UNIQUE INDEX online_conversions_one_active ON idgen_internal.online_conversions (relation)
     WHERE state NOT IN ('done', 'aborted');
 CREATE TABLE idgen_internal.online_conversion_steps (
@@ -610,7 +611,9 @@ BEGIN
         UPDATE idgen_internal.online_conversion_steps x SET last_block = s.last_block, rows_total = s.rows_total
          WHERE x.conversion = conv AND x.step = n;
     END IF;
-    rows_per_block := greatest(coalesce(s.rows_total::double precision / nullif(s.last_block, 0), 1), 1);
+    -- Rows per block as the statistics say (100 where the table was never analyzed).
+    rows_per_block := CASE WHEN s.rows_total > 0 AND s.last_block > 0
+                           THEN greatest(s.rows_total::double precision / s.last_block, 1) ELSE 100 END;
     blocks := greatest(1, ((SELECT c.batch_rows FROM idgen_internal.online_conversions c WHERE c.id = conv) / rows_per_block)::bigint);
     hi := least(s.next_block + blocks, s.last_block);
     IF s.next_block < s.last_block THEN
