@@ -63,7 +63,12 @@ COMMENT ON TABLE idgen_internal.online_conversion_steps IS
 
 CREATE VIEW idgen.online_conversions WITH (security_invoker = true) AS
     SELECT c.id, c.relation_name AS table_name, c.column_name, c.onto,
-           CASE WHEN c.state IN ('starting', 'running') AND NOT alive.running THEN 'stopped' ELSE c.state END AS state,
+           -- A worker just started is not in pg_stat_activity until it has connected: 'starting'
+           -- becomes 'stopped' only if it has not shown up within a minute.
+           CASE WHEN c.state = 'running' AND NOT alive.running THEN 'stopped'
+                WHEN c.state = 'starting' AND NOT alive.running
+                     AND c.updated_at < pg_catalog.clock_timestamp() - interval '1 minute' THEN 'stopped'
+                ELSE c.state END AS state,
            (SELECT s.step FROM idgen_internal.online_conversion_steps s
              WHERE s.conversion = c.id AND s.done_at IS NULL ORDER BY s.step LIMIT 1) AS next_step,
            (SELECT count(*) FROM idgen_internal.online_conversion_steps s WHERE s.conversion = c.id)::integer AS steps,
@@ -778,7 +783,7 @@ BEGIN
         RAISE EXCEPTION 'idgen.convert_online_resume: the conversion of % is running', tbl
             USING ERRCODE = '55006', HINT = 'idgen.convert_online_stop(table) stops it.';
     END IF;
-    UPDATE idgen_internal.online_conversions SET state = 'starting', error = NULL WHERE id = c.id;
+    UPDATE idgen_internal.online_conversions SET state = 'starting', error = NULL, updated_at = clock_timestamp() WHERE id = c.id;
     PERFORM idgen_internal.online_conversion_launch(c.id);
     RETURN c.id;
 END
