@@ -415,7 +415,7 @@ if part online; then
            CREATE INDEX oc_orders_acct ON oc_orders (acct_id);
            INSERT INTO oc_notes (acct_id, body) SELECT 1 + (g * 13) % $OROWS, 'n' FROM generate_series(1, $OROWS / 5) g;
            INSERT INTO oc_profile SELECT g, 'p' FROM generate_series(1, $OROWS / 10) g;
-           VACUUM ANALYZE oc_acct, oc_orders, oc_notes, oc_profile" >/dev/null
+           ANALYZE oc_acct, oc_orders, oc_notes, oc_profile" >/dev/null
   printf 'setup: %s s\n\n' $((SECONDS - t0))
   {
     echo "\\set k random(1, $OROWS)"
