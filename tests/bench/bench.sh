@@ -445,7 +445,7 @@ if part online; then
   q $PORT "SELECT 'conversion: ' || state || ', ' || round(extract(epoch FROM updated_at - started_at)::numeric, 1) || ' s; locks that block the application held '
                   || round(lock_ms_total::numeric, 1) || ' ms in total, ' || round(lock_ms_max::numeric, 1) || ' ms at most, in ' || lock_attempts || ' attempts'
              FROM idgen.online_conversions WHERE table_name = 'public.oc_acct'"
-  q $PORT "SELECT '  step ' || step || ' ' || kind || ' ' || relation::regclass || ': '
+  q $PORT "SELECT '  step ' || step || ' ' || kind || ' ' || s.relation::regclass || ': '
                   || round(extract(epoch FROM done_at - coalesce(lag(done_at) OVER (ORDER BY step), c.started_at))::numeric, 1) || ' s'
                   || coalesce(', locks ' || round(lock_ms::numeric, 1) || ' ms in ' || attempts || ' attempt(s)', '')
              FROM idgen_internal.online_conversion_steps s JOIN idgen_internal.online_conversions c ON c.id = s.conversion
