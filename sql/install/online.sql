@@ -27,8 +27,6 @@ CREATE TABLE idgen_internal.online_conversions (
     updated_at timestamptz NOT NULL DEFAULT pg_catalog.clock_timestamp(),
     finished_at timestamptz
 );
-CREATE SEQUENCE idgen_internal.online_conversion_ids AS bigint;
-COMMENT ON SEQUENCE idgen_internal.online_conversion_ids IS 'The ids of online conversions (idgen.convert_online).';
 CREATE UNIQUE INDEX online_conversions_one_active ON idgen_internal.online_conversions (relation)
     WHERE state NOT IN ('done', 'aborted');
 CREATE TABLE idgen_internal.online_conversion_steps (
@@ -744,7 +742,12 @@ BEGIN
                   HINT = 'idgen.convert_online_resume(table) goes on with it, idgen.convert_online_abort(table) undoes it.';
     END IF;
     IF NOT dry_run THEN
-        conv := nextval('idgen_internal.online_conversion_ids');
+        -- The id: the transaction's own ID (never the same twice in the cluster's life), with the
+        -- conversions it started before (a sequence would be one that FOR ALL SEQUENCES
+        -- publishes: pg_idgen keeps none).
+        conv := pg_current_xact_id()::text::bigint * 1000
+                + (SELECT count(*) FROM idgen_internal.online_conversions o
+                    WHERE o.id / 1000 = pg_current_xact_id()::text::bigint);
     END IF;
     steps := ARRAY(SELECT p FROM idgen_internal.online_conversion_plan(tbl, col, onto, conv) p);
     -- What the copy's UPDATEs fire: the table's own row triggers on UPDATE.

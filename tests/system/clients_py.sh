@@ -42,7 +42,7 @@ check "SQLAlchemy: the id is there after flush, for one row and for 100" eq \
 check "SQLAlchemy: a bulk INSERT ... RETURNING gives 100 distinct ids; 201 rows in all" eq \
   "$(field "$out" bulk_returning_ids)|$(field "$out" rows)" "100|201"
 check "Alembic, include_schemas=True: proposes dropping pg_idgen's tables" eq \
-  "$(field "$out" alembic_drops_plain)" "['idgen.node_origins', 'idgen.segments', 'idgen.segments_retired', 'idgen.workers', 'idgen_internal.adopted_sequences', 'idgen_internal.backfill_counters', 'idgen_internal.public_keys']"
+  "$(field "$out" alembic_drops_plain)" "['idgen.node_origins', 'idgen.segments', 'idgen.segments_retired', 'idgen.workers', 'idgen_internal.adopted_sequences', 'idgen_internal.backfill_counters', 'idgen_internal.online_conversion_steps', 'idgen_internal.online_conversions', 'idgen_internal.public_keys']"
 check "Alembic with the recipe's include_name: proposes nothing" eq "$(field "$out" alembic_drops_with_include_name)" "[]"
 check "psycopg: INSERT ... RETURNING id; a lost lease has diag.constraint_name idgen_lease_lost" eq \
   "$(field "$out" psycopg_returning)|$(field "$out" lease_lost_condition)" "True|idgen_lease_lost"
