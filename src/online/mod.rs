@@ -266,7 +266,7 @@ fn run_step(conv: i64, step: &Step) {
                 return;
             }
             if !BackgroundWorker::wait_latch(Some(Duration::from_millis(
-                50 + u64::from(rand_below(200)),
+                50 + crate::pg::strong_random::next_u64() % 200,
             ))) {
                 return;
             }
@@ -318,15 +318,6 @@ fn run_step(conv: i64, step: &Step) {
             step.number,
         ),
     }
-}
-
-/// A small random number, to spread retries.
-fn rand_below(n: u32) -> u32 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    nanos % n
 }
 
 #[pg_guard]
