@@ -2034,6 +2034,8 @@ DECLARE
     adds text;
     swap text[] := '{}';
     after text[] := '{}';
+    -- The old indexes dropped after the swap: pairs of (table, index).
+    old_indexes text[] := '{}';
     ri oid;
     cols text;
     pk_index oid;
@@ -2165,8 +2167,9 @@ BEGIN
                 USING ERRCODE = '0A000', HINT = 'It rebuilds primary key and unique constraints on plain columns in ascending order.';
         END LOOP;
         FOR k IN
-            SELECT c.attname, c.newname FROM unnest(cs) c
-             WHERE c.rel = x AND c.narrow AND EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = x AND a.attname = c.newname AND NOT a.attisdropped)
+            SELECT c.attname, w.newname FROM unnest(cs) c
+             CROSS JOIN LATERAL (VALUES (c.newname), (left(c.attname, 53) || '_idgen_old')) w(newname)
+             WHERE c.rel = x AND c.narrow AND EXISTS (SELECT FROM pg_attribute a WHERE a.attrelid = x AND a.attname = w.newname AND NOT a.attisdropped)
                AND (conv = 0 OR NOT EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = x AND t.tgname = trig))
              LIMIT 1
         LOOP
@@ -2230,7 +2233,8 @@ BEGIN
     -- 4. Every index on a column to widen, again on the new one (CONCURRENTLY; the key's unique
     --    index first: the new foreign keys need it).
     FOR k IN
-        SELECT ix.indexrelid, ix.indrelid, ix.indisunique, o.conname, o.contype, ic.relname,
+        SELECT ix.indexrelid, ix.indrelid, ix.indisunique, ix.indnullsnotdistinct, o.conname, o.contype, ic.relname,
+               obj_description(o.oid, 'pg_constraint') AS concomment, obj_description(ix.indexrelid, 'pg_class') AS indcomment,
                am.amname, ix.indnkeyatts, ix.indkey::int2[] AS keys, ix.indclass::oid[] AS opclasses, ix.indoption::int2[] AS options,
                pg_get_expr(ix.indpred, ix.indrelid) AS pred, ic.reloptions, ts.spcname,
                row_number() OVER (ORDER BY ix.indexrelid = pk_index DESC, ix.indexrelid) AS num
@@ -2263,20 +2267,41 @@ BEGIN
         END LOOP;
         n := n + 1;
         RETURN QUERY SELECT n, 'concurrently', k.indrelid::regclass,
-            format('CREATE %sINDEX CONCURRENTLY %I ON %s USING %I (%s)%s%s%s',
+            format('CREATE %sINDEX CONCURRENTLY %I ON %s USING %I (%s)%s%s%s%s',
                    CASE WHEN k.indisunique THEN 'UNIQUE ' ELSE '' END,
                    format('idgen_online_%s_index_%s', conv, k.num), k.indrelid::regclass, k.amname, cols,
+                   CASE WHEN k.indnullsnotdistinct THEN ' NULLS NOT DISTINCT' ELSE '' END,
                    coalesce(' WITH (' || array_to_string(k.reloptions, ', ') || ')', ''),
                    coalesce(' TABLESPACE ' || quote_ident(k.spcname), ''),
                    coalesce(' WHERE ' || k.pred, ''));
         -- In the swap: a constraint's index takes the constraint over (USING INDEX); another one
-        -- takes the old index's name once the old column (and with it the old index) is gone.
+        -- takes the old index's name, and the old index, renamed away, is dropped CONCURRENTLY
+        -- after the swap (dropping it in the swap would hold every table while its files are
+        -- removed: the time that grows with the table). A unique index whose NULLs are not
+        -- distinct goes in the swap: the old column is NULL in the rows written after it.
         IF k.contype IS NOT NULL THEN
             swap := swap || format('ALTER TABLE %s ADD CONSTRAINT %I %s USING INDEX %I', k.indrelid::regclass, k.conname,
                                    CASE k.contype WHEN 'p' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END, format('idgen_online_%s_index_%s', conv, k.num));
+            IF k.concomment IS NOT NULL THEN
+                swap := swap || format('COMMENT ON CONSTRAINT %I ON %s IS %L', k.conname, k.indrelid::regclass, k.concomment);
+            END IF;
+            IF k.indcomment IS NOT NULL THEN
+                swap := swap || format('COMMENT ON INDEX %s IS %L',
+                                       (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = k.indrelid) || '.' || quote_ident(k.conname), k.indcomment);
+            END IF;
         ELSE
+            IF k.indnullsnotdistinct THEN
+                after := after || format('DROP INDEX %s', k.indexrelid::regclass);
+            ELSE
+                after := after || format('ALTER INDEX %s RENAME TO %I', k.indexrelid::regclass, format('idgen_online_%s_old_%s', conv, k.num));
+                old_indexes := old_indexes || ARRAY[k.indrelid::text, (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = k.indrelid) || '.' || quote_ident(format('idgen_online_%s_old_%s', conv, k.num))];
+            END IF;
             after := after || format('ALTER INDEX %s RENAME TO %I',
                                      (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = k.indrelid) || '.' || quote_ident(format('idgen_online_%s_index_%s', conv, k.num)), k.relname);
+            IF k.indcomment IS NOT NULL THEN
+                after := after || format('COMMENT ON INDEX %s IS %L',
+                                         (SELECT relnamespace::regnamespace::text FROM pg_class WHERE oid = k.indrelid) || '.' || quote_ident(k.relname), k.indcomment);
+            END IF;
         END IF;
         IF (SELECT relreplident FROM pg_class WHERE oid = k.indrelid) = 'i'
            AND (SELECT indisreplident FROM pg_index WHERE indexrelid = k.indexrelid) THEN
@@ -2368,10 +2393,14 @@ BEGIN
             END IF;
         END LOOP;
         pre := pre || swap;
-        -- The new foreign keys take the old ones' names; the trigger and the CHECKs go; so do the
-        -- old columns (their values stay in the table's pages until rows are next written).
+        -- The new foreign keys take the old ones' names.
         pre := pre || ARRAY(SELECT format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', c.rel::regclass, format('idgen_online_%s_fk_%s', conv, c.fk), c.fkname)
+                                   || coalesce(format('; COMMENT ON CONSTRAINT %I ON %s IS %L', c.fkname, c.rel::regclass, obj_description(c.fk, 'pg_constraint')), '')
                               FROM unnest(cs) c WHERE c.fk IS NOT NULL ORDER BY c.rel, c.fkname);
+        pre := pre || after;
+        -- The trigger and the CHECKs go. The old columns stay until their indexes are gone, as
+        -- plain nullable columns nothing writes (their defaults and identity go, so that no
+        -- sequence is called for them), and then go too.
         FOREACH x IN ARRAY tables LOOP
             CONTINUE WHEN NOT EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow);
             pre := pre || format('DROP TRIGGER %I ON %s', trig, x::regclass)
@@ -2379,16 +2408,38 @@ BEGIN
                                   FROM unnest(cs) c CROSS JOIN unnest(ARRAY['check', 'notnull']) w
                                  WHERE c.rel = x AND c.narrow AND (w = 'check' OR c.not_null))
                        || format('ALTER TABLE %s %s', x::regclass,
-                                 (SELECT string_agg(format('DROP COLUMN %I', left(c.attname, 53) || '_idgen_old'), ', ' ORDER BY c.attnum)
-                                    FROM unnest(cs) c WHERE c.rel = x AND c.narrow));
+                                 (SELECT string_agg(concat_ws(', ',
+                                             CASE WHEN a.attidentity <> '' THEN format('ALTER COLUMN %I DROP IDENTITY', left(c.attname, 53) || '_idgen_old')
+                                                  WHEN a.atthasdef THEN format('ALTER COLUMN %I DROP DEFAULT', left(c.attname, 53) || '_idgen_old') END,
+                                             format('ALTER COLUMN %I DROP NOT NULL', left(c.attname, 53) || '_idgen_old')),
+                                             ', ' ORDER BY c.attnum)
+                                    FROM unnest(cs) c JOIN pg_attribute a ON a.attrelid = c.rel AND a.attnum = c.attnum
+                                   WHERE c.rel = x AND c.narrow));
         END LOOP;
-        pre := pre || after;
         IF onto = 'adopted' THEN
             pre := pre || format('SELECT %s.adopt_sequence(%L)', 'idgen', coalesce(seqname, seq::text));
         END IF;
         n := n + 1;
         RETURN QUERY SELECT n, 'lock', tbl, array_to_string(pre, '; ');
     END;
+    -- 7. The old indexes, renamed away in the swap, dropped CONCURRENTLY (no new statement uses
+    --    them; their files go without holding the tables), then the old columns, which nothing
+    --    depends on any more (ACCESS EXCLUSIVE, briefly: their values stay in the table's pages
+    --    until rows are next written).
+    FOR i IN 1 .. coalesce(array_length(old_indexes, 1), 0) / 2 LOOP
+        n := n + 1;
+        RETURN QUERY SELECT n, 'concurrently', old_indexes[2 * i - 1]::oid::regclass,
+            format('DROP INDEX CONCURRENTLY IF EXISTS %s', old_indexes[2 * i]);
+    END LOOP;
+    n := n + 1;
+    RETURN QUERY SELECT n, 'lock', tbl, concat_ws('; ',
+        format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE',
+               (SELECT string_agg(t::regclass::text, ', ' ORDER BY t) FROM unnest(tables) t
+                 WHERE EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = t AND c.narrow))),
+        (SELECT string_agg(format('ALTER TABLE %s %s', t::regclass,
+                                  (SELECT string_agg(format('DROP COLUMN %I', left(c.attname, 53) || '_idgen_old'), ', ' ORDER BY c.attnum)
+                                     FROM unnest(cs) c WHERE c.rel = t AND c.narrow)), '; ' ORDER BY t)
+           FROM unnest(tables) t WHERE EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = t AND c.narrow)));
     -- What it cannot keep: a widened column becomes its table's last.
     SELECT string_agg(format('%s.%I', c.rel::regclass, c.attname), ', ') INTO sets
       FROM unnest(cs) c
@@ -2398,7 +2449,7 @@ BEGIN
             USING DETAIL = 'A column cannot keep its place when it is replaced online: SELECT * returns it last, and an INSERT without a column list expects it last.',
                   HINT = 'Name the columns in INSERT statements (ORMs do); where code reads SELECT * by position, change it first, or convert offline with idgen.convert_to_snowflake(widen => true).';
     END IF;
-    -- 7. Fresh statistics for the new columns.
+    -- 8. Fresh statistics for the new columns.
     FOREACH x IN ARRAY tables LOOP
         n := n + 1;
         RETURN QUERY SELECT n, 'run', x::regclass, format('ANALYZE %s', x::regclass);
@@ -2681,6 +2732,8 @@ BEGIN
     IF NOT EXISTS (SELECT FROM idgen.online_conversions v WHERE v.id = c.id AND v.running) THEN
         RETURN false;
     END IF;
+    -- Stopped on purpose: not resumed by itself when the server next starts.
+    UPDATE idgen_internal.online_conversions SET state = 'stopped', updated_at = clock_timestamp() WHERE id = c.id;
     RETURN idgen_internal.online_conversion_stop(c.id);
 END
 $$;
@@ -2707,10 +2760,12 @@ BEGIN
         RAISE EXCEPTION 'idgen.convert_online_abort: the conversion of % is running', tbl
             USING ERRCODE = '55006', HINT = 'idgen.convert_online_stop(table) stops it first.';
     END IF;
-    SELECT max(s.step) INTO swap FROM idgen_internal.online_conversion_steps s WHERE s.conversion = c.id AND s.kind = 'lock';
+    -- The swap: the first step that locks every table at once.
+    SELECT min(s.step) INTO swap FROM idgen_internal.online_conversion_steps s
+     WHERE s.conversion = c.id AND s.kind = 'lock' AND s.statement LIKE 'LOCK TABLE %';
     IF EXISTS (SELECT FROM idgen_internal.online_conversion_steps s WHERE s.conversion = c.id AND s.step = swap AND s.done_at IS NOT NULL) THEN
         RAISE EXCEPTION 'idgen.convert_online_abort: the conversion of % has swapped its columns', tbl
-            USING ERRCODE = '55000', HINT = 'idgen.convert_online_resume(table) finishes it (what is left is statistics).';
+            USING ERRCODE = '55000', HINT = 'idgen.convert_online_resume(table) finishes it (what is left drops the old indexes and columns and gathers statistics).';
     END IF;
     PERFORM set_config('lock_timeout', (extract(epoch FROM c.lock_timeout) * 1000)::bigint::text, true);
     FOR x IN SELECT DISTINCT s.relation FROM idgen_internal.online_conversion_steps s WHERE s.conversion = c.id LOOP

@@ -65,6 +65,7 @@ pub extern "C-unwind" fn _PG_init() {
     created_at::init();
     adopt::init();
     lease::keeper::register();
+    online::resume::register();
     roles::init();
 }
 

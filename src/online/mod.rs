@@ -11,7 +11,8 @@
 //!
 //! Every step's effect and its record commit together (an index built CONCURRENTLY is found
 //! again by its name), so a cancelled, killed or restarted worker leaves the conversion where
-//! its last step ended; `idgen.convert_online_resume` starts a new one.
+//! its last step ended; `idgen.convert_online_resume` starts a new one, and so does the resumer
+//! (resume.rs) after the server restarts.
 
 use std::time::Duration;
 
@@ -21,6 +22,8 @@ use pgrx::{pg_sys, PgSqlErrorCode};
 
 use crate::pg::errors::IdError;
 
+pub mod resume;
+
 extension_sql_file!(
     "../../sql/install/online.sql",
     name = "online",
@@ -29,6 +32,11 @@ extension_sql_file!(
 
 /// The worker's type in pg_stat_activity (the view `idgen.online_conversions` matches on it).
 const WORKER_TYPE: &str = "pg_idgen online conversion";
+
+#[cfg(any(feature = "pg15", feature = "pg16"))]
+const BYPASS_LOGIN_CHECK: u32 = 0;
+#[cfg(not(any(feature = "pg15", feature = "pg16")))]
+const BYPASS_LOGIN_CHECK: u32 = pg_sys::BGWORKER_BYPASS_ROLELOGINCHECK;
 
 /// The record behind `pg_finfo_online_conversion_copy_wrapper`.
 static V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
@@ -133,13 +141,15 @@ pub unsafe extern "C-unwind" fn online_conversion_copy_wrapper(
 /// that started it). Returns the worker's process ID.
 #[pg_extern(volatile, parallel_unsafe, sql = false)]
 fn online_conversion_launch(conv: i64) -> i32 {
-    let visible = Spi::get_one_with_args::<i64>(
-        "SELECT id FROM idgen_internal.online_conversions WHERE id = $1",
+    // The conversion's own role, never the caller's: a member of that role (a superuser too)
+    // who resumes it runs its steps, which that role wrote, with that role's rights only.
+    let role = Spi::get_one_with_args::<pg_sys::Oid>(
+        "SELECT role FROM idgen_internal.online_conversions WHERE id = $1",
         &[conv.into()],
     )
     .ok()
     .flatten();
-    if visible.is_none() {
+    let Some(role) = role else {
         IdError::new(
             PgSqlErrorCode::ERRCODE_UNDEFINED_OBJECT,
             format!(
@@ -147,38 +157,31 @@ fn online_conversion_launch(conv: i64) -> i32 {
             ),
         )
         .raise();
-    }
+    };
     // SAFETY: reading this backend's identities and its transaction's ID.
-    let (db, session_user, user, xid) = unsafe {
+    let (db, session_user, sec, xid) = unsafe {
         let mut user = pg_sys::InvalidOid;
         let mut sec = 0;
         pg_sys::GetUserIdAndSecContext(&mut user, &mut sec);
         (
             pg_sys::MyDatabaseId,
             pg_sys::GetSessionUserId(),
-            user,
+            sec,
             pg_sys::GetTopTransactionIdIfAny(),
         )
     };
-    let extra = format!(
-        "{conv} {} {} {} {}",
-        u32::from(db),
-        u32::from(session_user),
-        u32::from(user),
-        u32::from(xid)
-    );
-    let worker = BackgroundWorkerBuilder::new(&format!("pg_idgen online conversion {conv}"))
-        .set_type(WORKER_TYPE)
-        .set_library("pg_idgen")
-        .set_function("pg_idgen_online_conversion_main")
-        .set_extra(&extra)
-        .enable_spi_access()
-        .set_start_time(BgWorkerStartTime::RecoveryFinished)
-        .set_restart_time(None)
-        // SAFETY: this backend's process ID, so that the postmaster tells it of the start.
-        .set_notify_pid(unsafe { pg_sys::MyProcPid })
-        .load_dynamic();
-    let pid = match worker.map(|w| w.wait_for_startup()) {
+    // Code that runs for another role's command (an index expression, a materialized view's
+    // query, ANALYZE's functions) starts nothing that outlives that command, as PostgreSQL's own
+    // rule for such operations has it.
+    if sec & pg_sys::SECURITY_RESTRICTED_OPERATION as i32 != 0 {
+        IdError::new(
+            PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            "idgen.convert_online: cannot start an online conversion within a security-restricted operation",
+        )
+        .hint("Run it in a session of its own, as the owner of the tables.")
+        .raise();
+    }
+    let pid = match start_worker(conv, db, session_user, role, xid) {
         Ok(Ok(pid)) => pid,
         Ok(Err(status)) => IdError::new(
             PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
@@ -200,6 +203,38 @@ fn online_conversion_launch(conv: i64) -> i32 {
     )
     .unwrap_or_else(|e| panic!("recording the worker of conversion {conv}: {e}"));
     pid
+}
+
+/// Registers the worker of conversion `conv` in database `db`, to connect as `session_user` and
+/// run as `role` once transaction `xid` (if any) has ended, and waits for it to start.
+fn start_worker(
+    conv: i64,
+    db: pg_sys::Oid,
+    session_user: pg_sys::Oid,
+    role: pg_sys::Oid,
+    xid: pg_sys::TransactionId,
+) -> Result<Result<i32, pgrx::bgworkers::BackgroundWorkerStatus>, ()> {
+    // An error of load_dynamic is the only one: no free worker slot.
+    let extra = format!(
+        "{conv} {} {} {} {}",
+        u32::from(db),
+        u32::from(session_user),
+        u32::from(role),
+        u32::from(xid)
+    );
+    BackgroundWorkerBuilder::new(&format!("pg_idgen online conversion {conv}"))
+        .set_type(WORKER_TYPE)
+        .set_library("pg_idgen")
+        .set_function("pg_idgen_online_conversion_main")
+        .set_extra(&extra)
+        .enable_spi_access()
+        .set_start_time(BgWorkerStartTime::RecoveryFinished)
+        .set_restart_time(None)
+        // SAFETY: this process's ID, so that the postmaster tells it of the start.
+        .set_notify_pid(unsafe { pg_sys::MyProcPid })
+        .load_dynamic()
+        .map(|w| w.wait_for_startup())
+        .map_err(|_| ())
 }
 
 /// The next step of a conversion, as `idgen_internal.online_conversion_next` gives it.
@@ -342,12 +377,19 @@ pub extern "C-unwind" fn pg_idgen_online_conversion_main(_arg: pg_sys::Datum) {
     // SAFETY: unblocking signals is the first thing a background worker does.
     unsafe { pg_sys::BackgroundWorkerUnblockSignals() };
     let (db, session_user, user, xid) = (parts[1], parts[2], parts[3], parts[4]);
-    BackgroundWorker::connect_worker_to_spi_by_oid(
-        Some(pg_sys::Oid::from(db)),
-        Some(pg_sys::Oid::from(session_user)),
-    );
-    // The role that started the conversion (the session's current user then), whatever role
-    // its session logged in as; SET ROLE and SET SESSION AUTHORIZATION are refused from here on.
+    // SAFETY: connecting is what a background worker does first. A worker the resumer starts
+    // after a restart connects as the conversion's role, which may be one that cannot log in
+    // (PostgreSQL 17 and later let a worker through; the resumer skips such roles on 15 and 16).
+    unsafe {
+        pg_sys::BackgroundWorkerInitializeConnectionByOid(
+            pg_sys::Oid::from(db),
+            pg_sys::Oid::from(session_user),
+            BYPASS_LOGIN_CHECK,
+        )
+    };
+    // The conversion's role (the current user of the session that started it), whatever role
+    // this session connected as; SET ROLE and SET SESSION AUTHORIZATION are refused from here on,
+    // as in a SECURITY DEFINER function.
     // SAFETY: setting this process's user before its first transaction.
     unsafe {
         pg_sys::SetUserIdAndSecContext(

@@ -205,6 +205,18 @@ q() { psql -h 127.0.0.1 -p "$1" -U postgres -d postgres -X -q -A -t -v ON_ERROR_
 # qdb PORT DB SQL
 qdb() { psql -h 127.0.0.1 -p "$1" -U postgres -d "$2" -X -q -A -t -v ON_ERROR_STOP=1 -c "$3"; }
 
+# wait_until PORT SQL WHAT LIMIT: polls SQL (a boolean) every 0.2 s until true; false after LIMIT s,
+# saying what it waited for.
+wait_until() {
+  local i
+  for i in $(seq 1 $(($4 * 5))); do
+    [ "$(q "$1" "$2" 2>/dev/null)" = t ] && return 0
+    sleep 0.2
+  done
+  echo "    waited $4 s for $3" >&2
+  return 1
+}
+
 wait_ready() {
   local port=$1 i
   for i in $(seq 1 120); do

@@ -35,7 +35,11 @@ q $PORT "CREATE TABLE s1 (id serial PRIMARY KEY, v text);
   CREATE TABLE s1_child (id serial PRIMARY KEY, s1_id int REFERENCES s1 ON UPDATE CASCADE, w int);
   INSERT INTO s1 (v) SELECT 'v' || g FROM generate_series(1, 3000) g;
   INSERT INTO s1_child (s1_id, w) SELECT 1 + g % 3000, g FROM generate_series(1, 6000) g;
-  GRANT SELECT (id, v) ON s1 TO PUBLIC" >/dev/null
+  GRANT SELECT (id, v) ON s1 TO PUBLIC;
+  CREATE INDEX s1_child_s1 ON s1_child (s1_id);
+  CREATE UNIQUE INDEX s1_child_pair ON s1_child (s1_id, w) NULLS NOT DISTINCT;
+  COMMENT ON CONSTRAINT s1_pkey ON s1 IS 'the key'; COMMENT ON INDEX s1_pkey IS 'its index';
+  COMMENT ON CONSTRAINT s1_child_s1_id_fkey ON s1_child IS 'the parent'; COMMENT ON INDEX s1_child_s1 IS 'by parent'" >/dev/null
 check "the dry run lists the steps and changes nothing" eq \
   "$(q $PORT "SELECT count(*) > 10 FROM idgen.convert_online('s1', 'id', dry_run => true)")|$(q $PORT \
      "SELECT count(*) FROM pg_attribute WHERE attrelid = 's1'::regclass AND attname LIKE '%idgen%'")|$(q $PORT "SELECT count(*) FROM idgen.online_conversions")" "t|0|0"
@@ -51,6 +55,11 @@ check "a new row's key is a Snowflake ID of this node; its reference and ON UPDA
               INSERT INTO s1_child (s1_id) SELECT max(id) FROM s1; UPDATE s1 SET id = 10000000 WHERE id = 5;
               SELECT count(*) FROM s1_child WHERE s1_id = 10000000")" "6
 2"
+check "the indexes under their names, on the new columns; the comments of the key's constraint and index, the foreign key and an index kept" eq \
+  "$(q $PORT "SELECT string_agg(pg_get_indexdef(indexrelid), '; ' ORDER BY indexrelid::regclass::text) FROM pg_index WHERE indrelid IN ('s1'::regclass, 's1_child'::regclass)")|$(q $PORT \
+     "SELECT concat_ws(',', obj_description((SELECT oid FROM pg_constraint WHERE conname = 's1_pkey'), 'pg_constraint'), obj_description('s1_pkey'::regclass, 'pg_class'),
+                       obj_description((SELECT oid FROM pg_constraint WHERE conname = 's1_child_s1_id_fkey'), 'pg_constraint'), obj_description('s1_child_s1'::regclass, 'pg_class'))")" \
+  "CREATE UNIQUE INDEX s1_child_pair ON public.s1_child USING btree (s1_id, w) NULLS NOT DISTINCT; CREATE UNIQUE INDEX s1_child_pkey ON public.s1_child USING btree (id); CREATE INDEX s1_child_s1 ON public.s1_child USING btree (s1_id); CREATE UNIQUE INDEX s1_pkey ON public.s1 USING btree (id)|the key,its index,the parent,by parent"
 check "the column privilege is kept" eq "$(q $PORT "SELECT has_column_privilege('public', 's1', 'id', 'SELECT')")" t
 check "the sequence is kept, owned by no column" eq "$(q $PORT "SELECT count(*) FROM pg_class WHERE relname = 's1_id_seq'")|$(q $PORT "SELECT pg_get_serial_sequence('s1', 'id') IS NULL")" "1|t"
 
@@ -94,6 +103,14 @@ q $PORT "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE
 wait $blocker 2>/dev/null || true
 for i in $(seq 1 100); do [ "$(q $PORT "SELECT running FROM idgen.online_conversions WHERE table_name = 'public.b1'")" = f ] && break; sleep 0.2; done
 check "stopped: its state says so" eq "$(q $PORT "SELECT state FROM idgen.online_conversions WHERE table_name = 'public.b1'")" stopped
+# Stopped on purpose: a restart does not start it again (the resumer has looked once its line is
+# in the log).
+looked=$(q $PORT "SELECT regexp_count(pg_read_file('server.log'), 'looked for online conversions to resume')")
+cluster_stop online_cases fast
+cluster_start online_cases
+wait_ready $PORT
+check "stopped on purpose, it stays stopped across a restart" eq \
+  "$(wait_until $PORT "SELECT regexp_count(pg_read_file('server.log'), 'looked for online conversions to resume') > $looked" "the resumer" 60 && q $PORT "SELECT state || ' ' || running FROM idgen.online_conversions WHERE table_name = 'public.b1'")" "stopped false"
 check "a wait for a stopped conversion (55000)" eq "$(state "CALL idgen.convert_online_wait('b1')")" 55000
 check "a second conversion of the table is refused meanwhile (55006)" eq "$(state "SELECT idgen.convert_online('b1', 'id')")" 55006
 check "aborted: the table as it was, nothing of the conversion left" eq \
@@ -155,6 +172,31 @@ conv=$(q $PORT "SELECT id FROM idgen.online_conversions WHERE table_name = 'publ
 check "another role cannot start a worker for it (42704), resume, stop or abort it (42704), nor write its steps" eq \
   "$(ROLE=conv_other state "SELECT idgen_internal.online_conversion_launch($conv)") $(ROLE=conv_other state "SELECT idgen.convert_online_resume('o2')") $(ROLE=conv_other state "SELECT idgen.convert_online_stop('o2')") $(ROLE=conv_other state "SELECT idgen.convert_online_abort('o2')") $(psql -h 127.0.0.1 -p $PORT -U conv_other -d postgres -XAtq -c "UPDATE idgen_internal.online_conversion_steps SET statement = 'SELECT 1' RETURNING 1" | wc -l)" \
   "42704 42704 42704 42704 0"
+# A member of the conversion's role (here a superuser) who resumes it runs its steps, which that
+# role wrote, as that role: never with the resumer's rights.
+q $PORT "CREATE TABLE o5 (id serial PRIMARY KEY, pad text); ALTER TABLE o5 OWNER TO conv_owner;
+  INSERT INTO o5 (pad) SELECT repeat('x', 500) FROM generate_series(1, 300);
+  CREATE TABLE o5_who (current_role_name name, session_role_name name); ALTER TABLE o5_who OWNER TO conv_owner;
+  CREATE FUNCTION o5_who() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN INSERT INTO o5_who VALUES (current_user, session_user); RETURN NEW; END \$\$;
+  ALTER FUNCTION o5_who() OWNER TO conv_owner;
+  CREATE TRIGGER o5_who BEFORE UPDATE ON o5 FOR EACH ROW EXECUTE FUNCTION o5_who()" >/dev/null
+# About 20 blocks, one a batch, 200 ms apart: it is still copying when it is stopped.
+ROLE=conv_owner state "SELECT idgen.convert_online('o5', 'id', batch_rows => 10, batch_pause => '200ms')" >/dev/null
+wait_until $PORT "SELECT rows_done > 0 FROM idgen.online_conversions WHERE table_name = 'public.o5'" "the copy of o5" 60 >/dev/null
+psql -h 127.0.0.1 -p $PORT -U conv_owner -d postgres -XAtq -c "SELECT idgen.convert_online_stop('o5')" >/dev/null
+wait_until $PORT "SELECT NOT running FROM idgen.online_conversions WHERE table_name = 'public.o5'" "the worker of o5 to end" 60 >/dev/null
+check "resumed by a superuser, its steps run as its own role" eq \
+  "$(state "SELECT idgen.convert_online_resume('o5')")|$(done_within public.o5 && q $PORT "SELECT string_agg(DISTINCT current_role_name, ' ') || ' ' || (count(*) FILTER (WHERE session_role_name = 'postgres') > 0) FROM o5_who")" "ok|conv_owner true"
+# A materialized view's query runs as its owner in a security-restricted operation, whoever
+# refreshes it: a conversion started there would outlive the command that ran the owner's code.
+q $PORT "CREATE TABLE o3 (id serial PRIMARY KEY); ALTER TABLE o3 OWNER TO conv_owner;
+  CREATE FUNCTION o3_convert() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM idgen.convert_online(''o3'', ''id'')';
+  ALTER FUNCTION o3_convert() OWNER TO conv_owner;
+  CREATE MATERIALIZED VIEW o3_mv AS SELECT o3_convert() AS n WITH NO DATA; ALTER MATERIALIZED VIEW o3_mv OWNER TO conv_owner" >/dev/null
+check "started from a security-restricted operation (a materialized view's refresh): refused (42501), nothing begun" eq \
+  "$(state "REFRESH MATERIALIZED VIEW o3_mv")|$(q $PORT "SELECT count(*) FROM idgen.online_conversions WHERE table_name = 'public.o3'")" "42501|0"
+check "the control: the same function, called by its owner, starts it" eq "$(ROLE=conv_owner state "SELECT o3_convert() > 0")" ok
+check "... and it converts" done_within public.o3
 check "nor claim a conversion for a role it is not (42501: row level security)" eq \
   "$(ROLE=conv_other state "INSERT INTO idgen_internal.online_conversions (id, relation, relation_name, column_name, onto, role, batch_rows, batch_pause, lock_timeout) VALUES (99, 'o2'::regclass, 'o2', 'id', 'snowflake', 'conv_owner'::regrole, 1, '0', '1s')")" 42501
 finish
