@@ -65,7 +65,7 @@ pub extern "C-unwind" fn _PG_init() {
     created_at::init();
     adopt::init();
     lease::keeper::register();
-    online::resume::register();
+    pg::after_start::add(online::resume::start);
     roles::init();
 }
 

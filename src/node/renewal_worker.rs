@@ -29,6 +29,9 @@ pub extern "C-unwind" fn pg_idgen_reserver_main(_arg: pg_sys::Datum) {
     worker_loop::attach_signals();
     // No database: like the logical replication launcher, only shared catalogs.
     BackgroundWorker::connect_worker_to_spi(None, None);
+    // The first worker of the server's shared-memory lifetime: what other subsystems asked to run
+    // once after each start (pg/after_start.rs).
+    crate::pg::after_start::run();
     let mut seen = super::stream::PerStream::<super::reservation::Seen>::default();
     let mut complained = false;
     worker_loop::run(|| {

@@ -1,5 +1,5 @@
 //! Online conversions go on by themselves after the server restarts (a crash too): the resumer,
-//! a worker of the server's that runs once after each start, looks into every database for
+//! a worker started once after each start, looks into every database for
 //! conversions whose worker was running when the server went down and starts each one's worker
 //! again, as the conversion's own role. A conversion stopped on purpose (`convert_online_stop`,
 //! a cancel) or failed stays where it is.
@@ -8,27 +8,26 @@
 //! catalog); for each database it starts a short-lived checker that connects to it and starts
 //! the conversions' workers.
 
-use std::time::Duration;
-
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
 use pgrx::prelude::*;
 
-/// Registers the resumer (from `_PG_init`, while the server starts).
-///
-/// It exits with status 1 once it has looked, and its restart time is the longest PostgreSQL
-/// allows (1,000 days): so it runs again only when the postmaster reinitialises after a crash
-/// (which starts every worker at once) or the server starts again.
-pub fn register() {
-    BackgroundWorkerBuilder::new("pg_idgen online conversion resumer")
+/// Starts the resumer: a task run once after each start of the server (pg/after_start.rs, from
+/// the node's reserver, which a standby starts only once promoted: conversions change tables, so
+/// only a primary runs them, and a promoted standby goes on with what its old primary was doing).
+pub fn start() {
+    let started = BackgroundWorkerBuilder::new("pg_idgen online conversion resumer")
         .set_type("pg_idgen")
         .set_function("pg_idgen_online_resumer_main")
         .set_library("pg_idgen")
         .enable_spi_access()
-        // Conversions change tables: only a primary runs them (a standby's resumer starts once
-        // it is promoted, and goes on with what its old primary was doing).
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
-        .set_restart_time(Some(Duration::from_secs(86_400_000)))
-        .load();
+        .set_restart_time(None)
+        .load_dynamic();
+    if started.is_err() {
+        pgrx::warning!(
+            "pg_idgen: no background worker slot to look for online conversions to resume; idgen.convert_online_resume(table) resumes one"
+        );
+    }
 }
 
 /// The databases one may connect to.
@@ -97,9 +96,6 @@ pub extern "C-unwind" fn pg_idgen_online_resumer_main(_arg: pg_sys::Datum) {
         "pg_idgen: looked for online conversions to resume in {} databases",
         databases.len()
     );
-    // SAFETY: exits this process; status 1 keeps the postmaster from forgetting the worker, so
-    // that a reinitialisation after a crash starts it again.
-    unsafe { pg_sys::proc_exit(1) };
 }
 
 #[pg_guard]

@@ -1,5 +1,6 @@
 //! PostgreSQL plumbing that knows no feature of pg_idgen.
 
+pub mod after_start;
 pub mod as_owner;
 pub mod backend_local;
 pub mod dropdb_hook;

@@ -120,6 +120,17 @@ check "aborted: the table as it was, nothing of the conversion left" eq \
 check "after the abort it converts" eq "$(q $PORT "SELECT count(*) > 0 FROM idgen.convert_online('b1', 'id')" 2>/dev/null)" t
 check "converted" done_within public.b1
 
+phase "a crash of its worker: the postmaster reinitialises, and the conversion goes on by itself"
+q $PORT "CREATE TABLE k1 (id serial PRIMARY KEY, pad text); INSERT INTO k1 (pad) SELECT repeat('x', 500) FROM generate_series(1, 300)" >/dev/null
+q $PORT "SELECT count(*) FROM idgen.convert_online('k1', 'id', batch_rows => 10, batch_pause => '200ms')" >/dev/null 2>&1
+wait_until $PORT "SELECT rows_done > 0 FROM idgen.online_conversions WHERE table_name = 'public.k1'" "the copy of k1" 60 >/dev/null
+resumed=$(q $PORT "SELECT regexp_count(pg_read_file('server.log'), 'online conversion [0-9]+ resumed')")
+kill -9 "$(q $PORT "SELECT worker_pid FROM idgen.online_conversions WHERE table_name = 'public.k1'")"
+sleep 1
+wait_ready $PORT
+check "after the crash, resumed by the resumer (its log line), and done" eq \
+  "$(wait_until $PORT "SELECT regexp_count(pg_read_file('server.log'), 'online conversion [0-9]+ resumed') > $resumed" "the resumer" 60 && echo resumed)|$(done_within public.k1 && q $PORT "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'k1'::regclass AND attname = 'id'")" "resumed|bigint"
+
 phase "refusals"
 q $PORT "CREATE TABLE r_big (id bigserial PRIMARY KEY);
   CREATE TABLE r_nokey (id serial, v text);
