@@ -435,7 +435,10 @@ if part online; then
   }
   rm -f "$WORK"/oc_before* "$WORK"/oc_during*
   oc_app before 20
-  q $PORT "SELECT count(*) FROM idgen.convert_online('oc_acct', 'id', onto => 'sequence', batch_rows => 20000)" >/dev/null 2>&1
+  # The pace docs/adopting.md suggests for an application with a 200 ms lock_timeout on 2 cores:
+  # batches of 1,000 rows with 20 ms between them (ONLINE_BATCH_ROWS, ONLINE_BATCH_PAUSE).
+  q $PORT "SELECT count(*) FROM idgen.convert_online('oc_acct', 'id', onto => 'sequence', batch_rows => ${ONLINE_BATCH_ROWS:-1000}, batch_pause => '${ONLINE_BATCH_PAUSE:-20ms}')" >/dev/null 2>&1
+  printf 'batches of %s rows, %s apart\n' "${ONLINE_BATCH_ROWS:-1000}" "${ONLINE_BATCH_PAUSE:-20ms}"
   i=0
   while [ "$(q $PORT "SELECT state IN ('done', 'failed', 'stopped') FROM idgen.online_conversions WHERE table_name = 'public.oc_acct'")" != t ]; do
     i=$((i + 1))
