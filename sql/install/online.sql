@@ -197,11 +197,16 @@ BEGIN
     cs := ARRAY[ROW(tbl, att.attnum, att.attname, left(att.attname, 53) || '_idgen_new', true, att.attnotnull, NULL, NULL, NULL, true)::idgen_internal.online_column];
     FOR r IN
         SELECT c.oid, c.conname, c.conrelid, c.conkey, c.confkey, c.confupdtype, c.confdeltype, c.confmatchtype,
-               c.condeferrable, c.condeferred, c.conparentid, c.convalidated
+               c.condeferrable, c.condeferred, c.conparentid, c.convalidated, to_jsonb(c) ->> 'conenforced' AS conenforced
           FROM pg_constraint c
          WHERE c.contype = 'f' AND c.confrelid = tbl AND att.attnum = ANY (c.confkey)
          ORDER BY c.conrelid, c.conname
     LOOP
+        -- PostgreSQL 18's NOT ENFORCED foreign keys (the column is read as JSON: 15-17 have none).
+        IF r.conenforced::boolean IS FALSE THEN
+            RAISE EXCEPTION '%: the foreign key % of % (to %) is NOT ENFORCED', fn, quote_ident(r.conname), r.conrelid::regclass, tbl
+                USING ERRCODE = '0A000', HINT = 'Drop it before the conversion and create it again after, or enforce it first.';
+        END IF;
         IF array_length(r.confkey, 1) > 1 OR r.conparentid <> 0 THEN
             RAISE EXCEPTION '%: the foreign key % of % references % with other columns or through a partition', fn, quote_ident(r.conname), r.conrelid::regclass, tbl
                 USING ERRCODE = '0A000', HINT = 'It converts keys that foreign keys of one column reference, from tables that are not partitioned.';
@@ -251,9 +256,20 @@ BEGIN
                       DETAIL = 'Its new columns would be published while it runs, and subscribers have no such columns.',
                       HINT = 'Convert it offline on the publisher and each subscriber, or take it out of the publication for the conversion.';
         END IF;
+        -- A CHECK that is NOT VALID, on any column: the copy rewrites every row, and a row that
+        -- breaks it (as old rows may) would stop the copy.
+        FOR k IN SELECT o.conname FROM pg_constraint o
+                  WHERE o.conrelid = x AND o.contype = 'c' AND NOT o.convalidated
+                    AND pg_get_constraintdef(o.oid) !~ 'NOT ENFORCED$' LIMIT 1 LOOP
+            RAISE EXCEPTION '%: the CHECK constraint % of % is NOT VALID', fn, quote_ident(k.conname), x::regclass
+                USING ERRCODE = '0A000',
+                      DETAIL = 'The copy writes every row again, which checks it on rows it has never been checked on: one that breaks it would stop the copy.',
+                      HINT = format('Validate it first (ALTER TABLE %s VALIDATE CONSTRAINT %I), or drop it.', x::regclass, k.conname);
+        END LOOP;
         -- Anything else that depends on a column to widen: a view, a rule, a policy, a trigger's
-        -- column list, a generated column, a CHECK or exclusion constraint, an extended statistic,
-        -- an index on an expression of it or with a predicate on it.
+        -- column list, a generated column, an exclusion constraint, a CHECK or index predicate
+        -- with quoted names or literals (one without is rebuilt on the new columns), an extended
+        -- statistic, an index on an expression of it.
         FOR k IN
             SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS what, c.attname
               FROM unnest(cs) c
@@ -262,7 +278,8 @@ BEGIN
                AND NOT (d.classid = 'pg_attrdef'::regclass AND EXISTS (SELECT FROM pg_attrdef ad WHERE ad.oid = d.objid AND ad.adnum = c.attnum))
                AND NOT (d.classid = 'pg_class'::regclass AND EXISTS (SELECT FROM pg_class sq WHERE sq.oid = d.objid AND sq.relkind = 'S'))
                AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (SELECT FROM pg_constraint o WHERE o.oid = d.objid
-                                                           AND (o.contype IN ('p', 'u', 'n') OR o.oid IN (SELECT f.fk FROM unnest(cs) f))))
+                                                           AND (o.contype IN ('p', 'u', 'n') OR o.oid IN (SELECT f.fk FROM unnest(cs) f)
+                                                                OR (o.contype = 'c' AND pg_get_constraintdef(o.oid) !~ '[''"]'))))
                AND NOT (d.classid = 'pg_class'::regclass AND EXISTS (
                         SELECT FROM pg_index ix WHERE ix.indexrelid = d.objid AND ix.indexprs IS NULL
                            AND (ix.indpred IS NULL OR pg_get_expr(ix.indpred, ix.indrelid) !~ '[''"]')))
@@ -313,6 +330,20 @@ BEGIN
           FROM unnest(cs) c WHERE c.rel = x AND c.narrow;
         CONTINUE WHEN adds IS NULL;
         i := i + 1;
+        -- The table's own CHECKs on a column to widen, again on the new columns (NOT VALID; a
+        -- CHECK without quoted names or literals, which the refusals above let through).
+        FOR k IN SELECT o.oid, pg_get_constraintdef(o.oid) AS def FROM pg_constraint o
+                  WHERE o.conrelid = x AND o.contype = 'c'
+                    AND EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow AND c.attnum = ANY (o.conkey))
+                  ORDER BY o.oid LOOP
+            k.def := regexp_replace(k.def, ' NOT VALID$', '');
+            FOR r IN SELECT c.attname, c.newname FROM unnest(cs) c WHERE c.rel = x AND c.narrow LOOP
+                k.def := regexp_replace(k.def, '\m' || regexp_replace(r.attname, '([^[:alnum:]_])', '\\\1', 'g') || '\M', r.newname, 'g');
+            END LOOP;
+            -- (PostgreSQL 18's NOT ENFORCED CHECKs are never validated, and take no NOT VALID.)
+            adds := adds || format(', ADD CONSTRAINT %I %s%s', format('idgen_online_%s_check_c%s', conv, k.oid), k.def,
+                                   CASE WHEN k.def ~ 'NOT ENFORCED$' THEN '' ELSE ' NOT VALID' END);
+        END LOOP;
         SELECT adds || ', ' || string_agg(format('ADD CONSTRAINT %I CHECK (%I IS NOT DISTINCT FROM %I) NOT VALID',
                                                   format('idgen_online_%s_check_%s', conv, c.attnum), c.newname, c.attname)
                                            || CASE WHEN c.not_null THEN format(', ADD CONSTRAINT %I CHECK (%I IS NOT NULL) NOT VALID',
@@ -348,6 +379,14 @@ BEGIN
         RETURN QUERY SELECT n, 'run', k.rel::regclass, concat_ws('; ',
             format('ALTER TABLE %s VALIDATE CONSTRAINT %I', k.rel::regclass, format('idgen_online_%s_check_%s', conv, k.attnum)),
             CASE WHEN k.not_null THEN format('ALTER TABLE %s VALIDATE CONSTRAINT %I', k.rel::regclass, format('idgen_online_%s_notnull_%s', conv, k.attnum)) END);
+    END LOOP;
+    FOR k IN SELECT o.oid, o.conrelid FROM pg_constraint o
+              WHERE o.conrelid = ANY (tables) AND o.contype = 'c' AND o.convalidated
+                AND EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = o.conrelid AND c.narrow AND c.attnum = ANY (o.conkey))
+              ORDER BY o.conrelid = tbl DESC, o.conrelid, o.oid LOOP
+        n := n + 1;
+        RETURN QUERY SELECT n, 'run', k.conrelid::regclass,
+            format('ALTER TABLE %s VALIDATE CONSTRAINT %I', k.conrelid::regclass, format('idgen_online_%s_check_c%s', conv, k.oid));
     END LOOP;
     -- 4. Every index on a column to widen, again on the new one (CONCURRENTLY; the key's unique
     --    index first: the new foreign keys need it).
@@ -436,7 +475,8 @@ BEGIN
             format('ALTER TABLE %s ADD CONSTRAINT %I FOREIGN KEY (%I) REFERENCES %s (%I) %s NOT VALID', k.rel::regclass,
                    format('idgen_online_%s_fk_%s', conv, k.fk), k.newname, tbl, left(att.attname, 53) || '_idgen_new', k.fkdef);
     END LOOP;
-    FOR k IN SELECT c.* FROM unnest(cs) c WHERE c.fk IS NOT NULL ORDER BY c.rel, c.fkname LOOP
+    -- (A foreign key that was NOT VALID stays so: its old rows were never checked.)
+    FOR k IN SELECT c.* FROM unnest(cs) c JOIN pg_constraint o ON o.oid = c.fk WHERE o.convalidated ORDER BY c.rel, c.fkname LOOP
         n := n + 1;
         RETURN QUERY SELECT n, 'run', k.rel::regclass,
             format('ALTER TABLE %s VALIDATE CONSTRAINT %I', k.rel::regclass, format('idgen_online_%s_fk_%s', conv, k.fk));
@@ -522,6 +562,14 @@ BEGIN
         -- sequence is called for them), and then go too.
         FOREACH x IN ARRAY tables LOOP
             CONTINUE WHEN NOT EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow);
+            -- The table's CHECKs on the old columns go; the new ones take their names and comments.
+            pre := pre || ARRAY(SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', x::regclass, o.conname)
+                                       || format('; ALTER TABLE %s RENAME CONSTRAINT %I TO %I', x::regclass, format('idgen_online_%s_check_c%s', conv, o.oid), o.conname)
+                                       || coalesce(format('; COMMENT ON CONSTRAINT %I ON %s IS %L', o.conname, x::regclass, obj_description(o.oid, 'pg_constraint')), '')
+                                  FROM pg_constraint o
+                                 WHERE o.conrelid = x AND o.contype = 'c'
+                                   AND EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow AND c.attnum = ANY (o.conkey))
+                                 ORDER BY o.oid);
             pre := pre || format('DROP TRIGGER %I ON %s', trig, x::regclass)
                        || ARRAY(SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', x::regclass, format('idgen_online_%s_%s_%s', conv, w, c.attnum))
                                   FROM unnest(cs) c CROSS JOIN unnest(ARRAY['check', 'notnull']) w
@@ -754,7 +802,7 @@ $$;
 
 CREATE FUNCTION idgen.convert_online(
     tbl regclass, col name, onto text DEFAULT 'snowflake',
-    batch_rows integer DEFAULT 10000, batch_pause interval DEFAULT '0',
+    batch_rows integer DEFAULT 1000, batch_pause interval DEFAULT '0',
     lock_timeout interval DEFAULT '50ms', dry_run boolean DEFAULT false)
 RETURNS TABLE (step integer, kind text, relation regclass, statement text)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$

@@ -111,6 +111,9 @@ pub extern "C-unwind" fn pg_idgen_online_checker_main(_arg: pg_sys::Datum) {
     // runs as that conversion's role.
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(pg_sys::Oid::from(db)), None);
     let pending: Vec<(i64, pg_sys::Oid, bool)> = BackgroundWorker::transaction(|| {
+        // A superuser in a database whose other roles may have put objects on the default path.
+        Spi::run("SET LOCAL search_path = pg_catalog, pg_temp")
+            .unwrap_or_else(|e| panic!("setting the search path: {e}"));
         let installed = Spi::get_one::<bool>(
             "SELECT pg_catalog.to_regclass('idgen_internal.online_conversions') IS NOT NULL
                 AND EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'pg_idgen')",

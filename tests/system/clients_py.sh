@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/adopting.md's Python recipes (examples/sqlalchemy_app.py, examples/django/), run with the real
+# docs/adopting.md's Python recipes (examples/sqlalchemy_app.py, sqlalchemy_typeid.py, examples/django/), run with the real
 # clients from PyPI (psycopg 3, SQLAlchemy 2, Alembic, Django 5.2; installed once into a venv in
 # /var/tmp/pg_idgen_clients/py):
 #   - SQLAlchemy: a BigInteger key with server_default=text("snowflake_next()") gets its id back
@@ -46,6 +46,15 @@ check "Alembic, include_schemas=True: proposes dropping pg_idgen's tables" eq \
 check "Alembic with the recipe's include_name: proposes nothing" eq "$(field "$out" alembic_drops_with_include_name)" "[]"
 check "psycopg: INSERT ... RETURNING id; a lost lease has diag.constraint_name idgen_lease_lost" eq \
   "$(field "$out" psycopg_returning)|$(field "$out" lease_lost_condition)" "True|idgen_lease_lost"
+out=$("$VENV/bin/python" "$REPO/examples/sqlalchemy_typeid.py" "postgresql+psycopg://postgres@127.0.0.1:$PORT/postgres")
+echo "    $out"
+check "SQLAlchemy, TypeIDs over a UUIDv7 key: the key (version 7) and its TypeID (member_...) come back, for one object and 10 added at once" eq \
+  "$(field "$out" member_key_version)|$(field "$out" member_typeid_prefix)|$(field "$out" member_bulk_keys)" "7|member_|10"
+check "SQLAlchemy, TypeIDs: found by its TypeID; a malformed one, one of another type and '' are None (a 404), and the transaction goes on" eq \
+  "$(field "$out" member_found)|$(field "$out" member_refused)|$(field "$out" member_transaction_goes_on)" "one|[True, True, True]|11"
+check "SQLAlchemy, TypeIDs: the control, the same lookup without the recipe's savepoint, is a DataError (22P02)" eq "$(field "$out" member_unguarded)" "DataError 22P02"
+check "SQLAlchemy, a text key with DEFAULT typeid_next('note'): keys back for one and 10, found by it, a malformed one not found, its UUID version 7" eq \
+  "$(field "$out" note_key_prefix)|$(field "$out" note_bulk_keys)|$(field "$out" note_found)|$(field "$out" note_malformed)|$(field "$out" note_uuid_version)" "note_|10|first|True|7"
 out=$("$VENV/bin/python" "$REPO/examples/sqlmodel_app.py" "postgresql+psycopg://postgres@127.0.0.1:$PORT/postgres")
 echo "    $out"
 check "SQLModel: the key made by the database comes back, for one object and 100 (101 exact)" eq \
