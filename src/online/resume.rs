@@ -118,8 +118,7 @@ pub extern "C-unwind" fn pg_idgen_online_checker_main(_arg: pg_sys::Datum) {
             "SELECT pg_catalog.to_regclass('idgen_internal.online_conversions') IS NOT NULL
                 AND EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'pg_idgen')",
         )
-        .ok()
-        .flatten()
+        .unwrap_or_else(|e| panic!("looking for pg_idgen's conversions: {e}"))
         .unwrap_or(false);
         if !installed {
             return Vec::new();
@@ -137,12 +136,12 @@ pub extern "C-unwind" fn pg_idgen_online_checker_main(_arg: pg_sys::Datum) {
                     None,
                     &[],
                 )
-                .map(|rows| {
-                    rows.filter_map(|row| {
-                        Some((
-                            row.get::<i64>(1).ok()??,
-                            row.get::<pg_sys::Oid>(2).ok()??,
-                            row.get::<bool>(3).ok()??,
+                .and_then(|rows| {
+                    rows.map(|row| {
+                        Ok((
+                            row.get::<i64>(1)?.unwrap_or(0),
+                            row.get::<pg_sys::Oid>(2)?.unwrap_or(pg_sys::InvalidOid),
+                            row.get::<bool>(3)?.unwrap_or(false),
                         ))
                     })
                     .collect()
