@@ -2148,9 +2148,9 @@ BEGIN
                       HINT = format('Validate it first (ALTER TABLE %s VALIDATE CONSTRAINT %I), or drop it.', x::regclass, k.conname);
         END LOOP;
         -- Anything else that depends on a column to widen: a view, a rule, a policy, a trigger's
-        -- column list, a generated column, an exclusion constraint, a CHECK or index predicate
-        -- with quoted names or literals (one without is rebuilt on the new columns), an extended
-        -- statistic, an index on an expression of it.
+        -- column list, a generated column, an exclusion constraint, an extended statistic, an
+        -- index on an expression of it or with a predicate that holds quoted names or literals.
+        -- (A CHECK is built again on the new columns.)
         FOR k IN
             SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS what, c.attname
               FROM unnest(cs) c
@@ -2159,8 +2159,7 @@ BEGIN
                AND NOT (d.classid = 'pg_attrdef'::regclass AND EXISTS (SELECT FROM pg_attrdef ad WHERE ad.oid = d.objid AND ad.adnum = c.attnum))
                AND NOT (d.classid = 'pg_class'::regclass AND EXISTS (SELECT FROM pg_class sq WHERE sq.oid = d.objid AND sq.relkind = 'S'))
                AND NOT (d.classid = 'pg_constraint'::regclass AND EXISTS (SELECT FROM pg_constraint o WHERE o.oid = d.objid
-                                                           AND (o.contype IN ('p', 'u', 'n') OR o.oid IN (SELECT f.fk FROM unnest(cs) f)
-                                                                OR (o.contype = 'c' AND pg_get_constraintdef(o.oid) !~ '[''"]'))))
+                                                           AND (o.contype IN ('p', 'u', 'n', 'c') OR o.oid IN (SELECT f.fk FROM unnest(cs) f))))
                AND NOT (d.classid = 'pg_class'::regclass AND EXISTS (
                         SELECT FROM pg_index ix WHERE ix.indexrelid = d.objid AND ix.indexprs IS NULL
                            AND (ix.indpred IS NULL OR pg_get_expr(ix.indpred, ix.indrelid) !~ '[''"]')))
@@ -2211,20 +2210,26 @@ BEGIN
           FROM unnest(cs) c WHERE c.rel = x AND c.narrow;
         CONTINUE WHEN adds IS NULL;
         i := i + 1;
-        -- The table's own CHECKs on a column to widen, again on the new columns (NOT VALID; a
-        -- CHECK without quoted names or literals, which the refusals above let through).
-        FOR k IN SELECT o.oid, pg_get_constraintdef(o.oid) AS def FROM pg_constraint o
-                  WHERE o.conrelid = x AND o.contype = 'c'
-                    AND EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow AND c.attnum = ANY (o.conkey))
-                  ORDER BY o.oid LOOP
-            k.def := regexp_replace(k.def, ' NOT VALID$', '');
-            FOR r IN SELECT c.attname, c.newname FROM unnest(cs) c WHERE c.rel = x AND c.narrow LOOP
-                k.def := regexp_replace(k.def, '\m' || regexp_replace(r.attname, '([^[:alnum:]_])', '\\\1', 'g') || '\M', r.newname, 'g');
-            END LOOP;
-            -- (PostgreSQL 18's NOT ENFORCED CHECKs are never validated, and take no NOT VALID.)
-            adds := adds || format(', ADD CONSTRAINT %I %s%s', format('idgen_online_%s_check_c%s', conv, k.oid), k.def,
-                                   CASE WHEN k.def ~ 'NOT ENFORCED$' THEN '' ELSE ' NOT VALID' END);
-        END LOOP;
+        -- The table's own CHECKs on a column to widen, again on the new columns (NOT VALID),
+        -- added while the new columns briefly carry the old ones' names: each CHECK's own text
+        -- then names the new columns, whatever its names and literals hold.
+        SELECT string_agg(format('ADD CONSTRAINT %I %s%s', format('idgen_online_%s_check_c%s', conv, o.oid), def,
+                                 -- (PostgreSQL 18's NOT ENFORCED CHECKs are never validated: no NOT VALID.)
+                                 CASE WHEN def ~ 'NOT ENFORCED$' THEN '' ELSE ' NOT VALID' END), ', ' ORDER BY o.oid)
+          INTO sets
+          FROM pg_constraint o CROSS JOIN LATERAL (SELECT pg_get_constraintdef(o.oid) AS def) d
+         WHERE o.conrelid = x AND o.contype = 'c'
+           AND EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow AND c.attnum = ANY (o.conkey));
+        IF sets IS NOT NULL THEN
+            SELECT concat_ws('; ',
+                       string_agg(format('ALTER TABLE %s RENAME COLUMN %I TO %I', x::regclass, c.attname, left(c.attname, 53) || '_idgen_old')
+                                  || format('; ALTER TABLE %s RENAME COLUMN %I TO %I', x::regclass, c.newname, c.attname), '; ' ORDER BY c.attnum),
+                       format('ALTER TABLE %s %s', x::regclass, sets),
+                       string_agg(format('ALTER TABLE %s RENAME COLUMN %I TO %I', x::regclass, c.attname, c.newname)
+                                  || format('; ALTER TABLE %s RENAME COLUMN %I TO %I', x::regclass, left(c.attname, 53) || '_idgen_old', c.attname), '; ' ORDER BY c.attnum))
+              INTO sets
+              FROM unnest(cs) c WHERE c.rel = x AND c.narrow;
+        END IF;
         SELECT adds || ', ' || string_agg(format('ADD CONSTRAINT %I CHECK (%I IS NOT DISTINCT FROM %I) NOT VALID',
                                                   format('idgen_online_%s_check_%s', conv, c.attnum), c.newname, c.attname)
                                            || CASE WHEN c.not_null THEN format(', ADD CONSTRAINT %I CHECK (%I IS NOT NULL) NOT VALID',
@@ -2234,6 +2239,7 @@ BEGIN
         n := n + 1;
         RETURN QUERY SELECT n, 'lock', x::regclass, concat_ws('; ',
             format('ALTER TABLE %s %s', x::regclass, adds),
+            sets,
             format('CREATE TRIGGER %I BEFORE INSERT OR UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION idgen_internal.online_conversion_copy(%s)', trig, x::regclass, args),
             format('ALTER TABLE %s ENABLE ALWAYS TRIGGER %I', x::regclass, trig),
             (SELECT string_agg(format('GRANT %s (%I) ON %s TO %s', p.privilege_type, c.newname, x::regclass,
@@ -2435,7 +2441,8 @@ BEGIN
         pre := pre || swap;
         -- The new foreign keys take the old ones' names.
         pre := pre || ARRAY(SELECT format('ALTER TABLE %s RENAME CONSTRAINT %I TO %I', c.rel::regclass, format('idgen_online_%s_fk_%s', conv, c.fk), c.fkname)
-                                   || coalesce(format('; COMMENT ON CONSTRAINT %I ON %s IS %L', c.fkname, c.rel::regclass, obj_description(c.fk, 'pg_constraint')), '')
+                                   || CASE WHEN obj_description(c.fk, 'pg_constraint') IS NOT NULL
+                                           THEN format('; COMMENT ON CONSTRAINT %I ON %s IS %L', c.fkname, c.rel::regclass, obj_description(c.fk, 'pg_constraint')) ELSE '' END
                               FROM unnest(cs) c WHERE c.fk IS NOT NULL ORDER BY c.rel, c.fkname);
         pre := pre || after;
         -- The trigger and the CHECKs go. The old columns stay until their indexes are gone, as
@@ -2446,7 +2453,8 @@ BEGIN
             -- The table's CHECKs on the old columns go; the new ones take their names and comments.
             pre := pre || ARRAY(SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', x::regclass, o.conname)
                                        || format('; ALTER TABLE %s RENAME CONSTRAINT %I TO %I', x::regclass, format('idgen_online_%s_check_c%s', conv, o.oid), o.conname)
-                                       || coalesce(format('; COMMENT ON CONSTRAINT %I ON %s IS %L', o.conname, x::regclass, obj_description(o.oid, 'pg_constraint')), '')
+                                       || CASE WHEN obj_description(o.oid, 'pg_constraint') IS NOT NULL
+                                               THEN format('; COMMENT ON CONSTRAINT %I ON %s IS %L', o.conname, x::regclass, obj_description(o.oid, 'pg_constraint')) ELSE '' END
                                   FROM pg_constraint o
                                  WHERE o.conrelid = x AND o.contype = 'c'
                                    AND EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow AND c.attnum = ANY (o.conkey))
