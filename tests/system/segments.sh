@@ -81,7 +81,14 @@ crash_round() { # crash_round NAME KILL-COMMAND
   local name=$1
   shift
   for s in 1 2 3 4; do stream "$name.$s" & done
-  sleep 1.5
+  # The kill once the clients have received IDs (a loaded machine takes longer to start them: a
+  # fixed sleep was too short once), at most 60 s.
+  local i
+  for i in $(seq 1 300); do
+    [ "$(cat "$OUT"/stream."$name".* 2>/dev/null | wc -l)" -gt 4000 ] && break
+    sleep 0.2
+  done
+  [ "$i" -lt 300 ] || echo "    waited 60 s for the clients of $name to receive 4,000 IDs" >&2
   "$@"
   wait
   wait_ready $PORT
