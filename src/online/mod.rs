@@ -278,18 +278,30 @@ fn sql(query: &str, conv: i64, step: i32) {
 fn run_step(conv: i64, step: &Step) {
     match step.kind.as_str() {
         "lock" => loop {
-            // The attempt and its locks end at commit: the time they were held is measured
-            // around the whole transaction and recorded after it.
+            // The attempt blocks others from its first lock request (queued or granted) until
+            // its commit releases its locks, recorded after it; the commit's removal of dropped
+            // relations' files comes after that release and blocks no one.
             let started = std::time::Instant::now();
-            let done = BackgroundWorker::transaction(|| {
-                Spi::get_one_with_args::<bool>(
-                    "SELECT idgen_internal.online_conversion_lock_step($1, $2)",
-                    &[conv.into(), step.number.into()],
-                )
-                .unwrap_or_else(|e| panic!("step {}: {e}", step.number))
-                .unwrap_or(false)
+            let (done, released) = crate::pg::locks_released::around(|| {
+                BackgroundWorker::transaction(|| {
+                    Spi::get_one_with_args::<bool>(
+                        "SELECT idgen_internal.online_conversion_lock_step($1, $2)",
+                        &[conv.into(), step.number.into()],
+                    )
+                    .unwrap_or_else(|e| panic!("step {}: {e}", step.number))
+                    .unwrap_or(false)
+                })
             });
-            let held = started.elapsed().as_secs_f64() * 1000.0;
+            let held = released
+                .unwrap_or_else(std::time::Instant::now)
+                .duration_since(started)
+                .as_secs_f64()
+                * 1000.0;
+            pgrx::debug1!(
+                "online conversion {conv}, step {}: locks held {held:.1} ms, the transaction took {:.1} ms",
+                step.number,
+                started.elapsed().as_secs_f64() * 1000.0
+            );
             BackgroundWorker::transaction(|| {
                 Spi::run_with_args(
                     "SELECT idgen_internal.online_conversion_lock_held($1, $2, $3, $4)",

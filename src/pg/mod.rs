@@ -7,6 +7,7 @@ pub mod dropdb_hook;
 pub mod errors;
 pub mod fast_entry;
 pub mod latest_scan;
+pub mod locks_released;
 pub mod lwlock;
 pub mod nodes;
 pub mod own_functions;
