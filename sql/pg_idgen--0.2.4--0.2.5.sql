@@ -815,6 +815,8 @@ STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'time_trunc_upper_wrapper';
 
+-- Skipped due to `#[pgrx(sql = false)]`
+
 CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
 	"ts" timestamp, /* Timestamp */
 	"inclusive" bool /* bool */
@@ -840,6 +842,8 @@ CREATE  FUNCTION idgen_internal."time_local_lower"(
 STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'time_local_lower_local_wrapper';
+
+-- Skipped due to `#[pgrx(sql = false)]`
 
 CREATE  FUNCTION idgen_internal."time_trunc_lower"(
 	"c" timestamp, /* Option < Timestamp > */
@@ -1912,6 +1916,28 @@ CREATE TABLE idgen_internal.online_conversion_steps (
     PRIMARY KEY (conversion, step)
 );
 
+-- A conversion is its own node's: a publication FOR ALL TABLES publishes these tables too, and a
+-- subscriber that received a conversion would resume it there at its next start, running the
+-- publisher's steps against its own tables (under OIDs and roles that mean something else there).
+-- So their rows stop at a logical replication apply worker (a REPLICA trigger fires only with
+-- session_replication_role = replica, as apply workers run). A physical standby has them, and
+-- resumes the conversion once promoted: its tables are the same.
+CREATE FUNCTION idgen_internal.online_conversion_not_applied() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER not_applied BEFORE INSERT OR UPDATE OR DELETE ON idgen_internal.online_conversions
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.online_conversion_not_applied();
+
+CREATE TRIGGER not_applied BEFORE INSERT OR UPDATE OR DELETE ON idgen_internal.online_conversion_steps
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.online_conversion_not_applied();
+
+COMMENT ON FUNCTION idgen_internal.online_conversion_not_applied() IS
+    'Drops a row change that logical replication applies to a table of online conversions (a REPLICA trigger): a conversion belongs to the node that started it.';
+
 COMMENT ON TABLE idgen_internal.online_conversions IS
     'Online key conversions (idgen.convert_online), one row each; a row is visible only to members of the role that started it.';
 
@@ -2007,7 +2033,7 @@ CREATE TYPE idgen_internal.online_step AS (step integer, kind text, relation reg
 
 COMMENT ON TYPE idgen_internal.online_step IS 'A step of an online conversion (idgen_internal.online_conversion_plan).';
 
-CREATE FUNCTION idgen_internal.online_conversion_plan(tbl regclass, col name, onto text, conv bigint)
+CREATE FUNCTION idgen_internal.online_conversion_plan(tbl regclass, col name, onto text, conv bigint, subscribers_ready boolean)
 RETURNS SETOF idgen_internal.online_step
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -2029,6 +2055,9 @@ DECLARE
     i integer := 0;
     n integer := 0;
     trig text := format('~idgen_online_%s', conv);
+    -- The tables published with all their columns, and what their subscribers' copies need.
+    published text[] := '{}';
+    sub_cols text;
     sets text;
     args text;
     adds text;
@@ -2129,13 +2158,23 @@ BEGIN
                 USING ERRCODE = '42501',
                       HINT = format('CREATE INDEX needs the CREATE privilege on the table''s schema: GRANT CREATE ON SCHEMA %s TO %I for the conversion.', r.relnamespace::regnamespace, current_user);
         END IF;
-        IF EXISTS (SELECT FROM pg_publication p WHERE p.puballtables)
-           OR EXISTS (SELECT FROM pg_publication_rel p WHERE p.prrelid = x)
-           OR EXISTS (SELECT FROM pg_publication_namespace p WHERE p.pnnspid = r.relnamespace) THEN
-            RAISE EXCEPTION '%: % is published (logical replication)', fn, x::regclass
-                USING ERRCODE = '0A000',
-                      DETAIL = 'Its new columns would be published while it runs, and subscribers have no such columns.',
-                      HINT = 'Convert it offline on the publisher and each subscriber, or take it out of the publication for the conversion.';
+        -- Published with all its columns (no column list): the new columns are published while
+        -- it runs, and the old ones until its last step, so every subscriber's table must have
+        -- them first, and a bigint key before the swap (docs/adopting.md, "Published tables").
+        -- (A column list or a row filter that names a column to widen is refused below: it
+        -- depends on the column.)
+        IF EXISTS (SELECT FROM pg_publication p
+                    WHERE p.puballtables
+                       OR EXISTS (SELECT FROM pg_publication_rel pr WHERE pr.prpubid = p.oid AND pr.prrelid = x AND pr.prattrs IS NULL)
+                       OR EXISTS (SELECT FROM pg_publication_namespace pn WHERE pn.pnpubid = p.oid AND pn.pnnspid = r.relnamespace)) THEN
+            published := published || x::regclass::text;
+            sub_cols := concat_ws('; ', sub_cols, (
+                SELECT format('ALTER TABLE %s %s', x::regclass,
+                              string_agg(format('ALTER COLUMN %I TYPE bigint, ADD COLUMN %I bigint, ADD COLUMN %I %s',
+                                                c.attname, c.newname, left(c.attname, 53) || '_idgen_old',
+                                                format_type(a.atttypid, a.atttypmod)), ', ' ORDER BY c.attnum))
+                  FROM unnest(cs) c JOIN pg_attribute a ON a.attrelid = c.rel AND a.attnum = c.attnum
+                 WHERE c.rel = x AND c.narrow));
         END IF;
         -- A CHECK that is NOT VALID, on any column: the copy rewrites every row, and a row that
         -- breaks it (as old rows may) would stop the copy.
@@ -2199,6 +2238,14 @@ BEGIN
                 USING ERRCODE = '0A000', HINT = format('Rename it so that it sorts before %s.', quote_ident(trig));
         END LOOP;
     END LOOP;
+    IF published <> '{}' AND NOT subscribers_ready THEN
+        RAISE EXCEPTION '%: % published (logical replication)', fn, array_to_string(published, ', ') || CASE WHEN cardinality(published) > 1 THEN ' are' ELSE ' is' END
+            USING ERRCODE = '0A000',
+                  DETAIL = 'While it runs the new columns are published, and the old ones until its last step: a subscriber whose table lacks them stops applying changes; and after the swap the key''s new values need a bigint column there.',
+                  HINT = format('On each subscriber first run %s (the ALTER COLUMN ... TYPE rewrites its table; it can be converted online there instead); then call again with subscribers_ready => true, and drop the columns *_idgen_new and *_idgen_old there once the conversion is done.', sub_cols);
+    ELSIF published <> '{}' THEN
+        RAISE NOTICE '%: % published: each subscriber''s table must have a bigint key and the columns of: %', fn, array_to_string(published, ', ') || CASE WHEN cardinality(published) > 1 THEN ' are' ELSE ' is' END, sub_cols;
+    END IF;
 
     -- 1. Per table: the new columns, the trigger that keeps them equal to the old ones, a CHECK that
     --    says so (NOT VALID: checked on every write from now on, on the old rows in step 3), and
@@ -2692,7 +2739,7 @@ $$;
 CREATE FUNCTION idgen.convert_online(
     tbl regclass, col name, onto text DEFAULT 'snowflake',
     batch_rows integer DEFAULT 1000, batch_pause interval DEFAULT '0',
-    lock_timeout interval DEFAULT '50ms', dry_run boolean DEFAULT false)
+    lock_timeout interval DEFAULT '50ms', dry_run boolean DEFAULT false, subscribers_ready boolean DEFAULT false)
 RETURNS TABLE (step integer, kind text, relation regclass, statement text)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -2702,7 +2749,7 @@ DECLARE
     steps idgen_internal.online_step[];
 BEGIN
     IF tbl IS NULL OR col IS NULL OR onto IS NULL OR batch_rows IS NULL OR batch_pause IS NULL
-       OR lock_timeout IS NULL OR dry_run IS NULL THEN
+       OR lock_timeout IS NULL OR dry_run IS NULL OR subscribers_ready IS NULL THEN
         RAISE EXCEPTION 'idgen.convert_online: no argument may be NULL' USING ERRCODE = '22004';
     END IF;
     IF onto NOT IN ('snowflake', 'adopted', 'sequence') THEN
@@ -2737,7 +2784,7 @@ BEGIN
                 + (SELECT count(*) FROM idgen_internal.online_conversions o
                     WHERE o.id / 1000 = pg_current_xact_id()::text::bigint);
     END IF;
-    steps := ARRAY(SELECT p FROM idgen_internal.online_conversion_plan(tbl, col, onto, conv) p);
+    steps := ARRAY(SELECT p FROM idgen_internal.online_conversion_plan(tbl, col, onto, conv, subscribers_ready) p);
     -- What the copy's UPDATEs fire: the table's own row triggers on UPDATE.
     SELECT string_agg(format('%s on %s', quote_ident(t.tgname), t.tgrelid::regclass), ', ') INTO fires
       FROM pg_trigger t
@@ -2895,8 +2942,8 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION idgen.convert_online(regclass, name, text, integer, interval, interval, boolean) IS
-  'Converts a smallint or integer key and every column that references it through a foreign key to bigint while the application keeps writing (new columns kept equal by a trigger, copied in batches, indexes built CONCURRENTLY, foreign keys validated without blocking writes, one short swap), and moves the key onto pg_idgen (onto: snowflake, adopted or sequence); runs in a background worker as the caller and returns its steps (or, with dry_run, only lists them). For the owner of every table involved.';
+COMMENT ON FUNCTION idgen.convert_online(regclass, name, text, integer, interval, interval, boolean, boolean) IS
+  'Converts a smallint or integer key and every column that references it through a foreign key to bigint while the application keeps writing (new columns kept equal by a trigger, copied in batches, indexes built CONCURRENTLY, foreign keys validated without blocking writes, one short swap), and moves the key onto pg_idgen (onto: snowflake, adopted or sequence); runs in a background worker as the caller and returns its steps (or, with dry_run, only lists them); subscribers_ready: the subscribers of a published table have its new columns. For the owner of every table involved.';
 
 COMMENT ON FUNCTION idgen.convert_online_resume(regclass) IS
   'Goes on with a stopped or failed online conversion of a table from its first step not done, in a new worker; returns the conversion''s id.';
@@ -2910,7 +2957,7 @@ COMMENT ON FUNCTION idgen.convert_online_abort(regclass) IS
 COMMENT ON PROCEDURE idgen.convert_online_wait(regclass, interval) IS
   'Waits for a table''s online conversion to end, with a NOTICE for each step; an error if it fails or stops, or after timeout.';
 
-COMMENT ON FUNCTION idgen_internal.online_conversion_plan(regclass, name, text, bigint) IS
+COMMENT ON FUNCTION idgen_internal.online_conversion_plan(regclass, name, text, bigint, boolean) IS
   'The steps of an online conversion (idgen.convert_online), or the refusal of what it cannot convert online.';
 
 COMMENT ON FUNCTION idgen_internal.online_conversion_next(bigint) IS
@@ -3343,9 +3390,9 @@ GRANT SELECT ON idgen.online_conversions TO PUBLIC;
 
 GRANT SELECT, INSERT, UPDATE ON idgen_internal.online_conversions, idgen_internal.online_conversion_steps TO PUBLIC;
 
-GRANT EXECUTE ON FUNCTION idgen.convert_online(regclass, name, text, integer, interval, interval, boolean),
+GRANT EXECUTE ON FUNCTION idgen.convert_online(regclass, name, text, integer, interval, interval, boolean, boolean),
     idgen.convert_online_resume(regclass), idgen.convert_online_stop(regclass), idgen.convert_online_abort(regclass),
-    idgen_internal.online_conversion_plan(regclass, name, text, bigint), idgen_internal.online_conversion_next(bigint),
+    idgen_internal.online_conversion_plan(regclass, name, text, bigint, boolean), idgen_internal.online_conversion_next(bigint),
     idgen_internal.online_conversion_step_done(bigint, integer), idgen_internal.online_conversion_lock_step(bigint, integer),
     idgen_internal.online_conversion_lock_held(bigint, integer, double precision, boolean),
     idgen_internal.online_conversion_copy_batch(bigint, integer), idgen_internal.online_conversion_index_leftover(bigint, integer),

@@ -486,9 +486,9 @@ GRANT EXECUTE ON FUNCTION idgen.adopt_sequence(regclass, boolean), idgen.adopt_s
 -- of the conversions its roles started.
 GRANT SELECT ON idgen.online_conversions TO PUBLIC;
 GRANT SELECT, INSERT, UPDATE ON idgen_internal.online_conversions, idgen_internal.online_conversion_steps TO PUBLIC;
-GRANT EXECUTE ON FUNCTION idgen.convert_online(regclass, name, text, integer, interval, interval, boolean),
+GRANT EXECUTE ON FUNCTION idgen.convert_online(regclass, name, text, integer, interval, interval, boolean, boolean),
     idgen.convert_online_resume(regclass), idgen.convert_online_stop(regclass), idgen.convert_online_abort(regclass),
-    idgen_internal.online_conversion_plan(regclass, name, text, bigint), idgen_internal.online_conversion_next(bigint),
+    idgen_internal.online_conversion_plan(regclass, name, text, bigint, boolean), idgen_internal.online_conversion_next(bigint),
     idgen_internal.online_conversion_step_done(bigint, integer), idgen_internal.online_conversion_lock_step(bigint, integer),
     idgen_internal.online_conversion_lock_held(bigint, integer, double precision, boolean),
     idgen_internal.online_conversion_copy_batch(bigint, integer), idgen_internal.online_conversion_index_leftover(bigint, integer),

@@ -158,6 +158,9 @@ q $PORT "CREATE TABLE r_big (id bigserial PRIMARY KEY);
   CREATE TABLE r_nokey (id serial, v text);
   CREATE TABLE r_part (id serial, k int, PRIMARY KEY (id, k)) PARTITION BY RANGE (k);
   CREATE TABLE r_pub (id serial PRIMARY KEY); CREATE PUBLICATION r_pub_pub FOR TABLE r_pub;
+  CREATE TABLE r_publist (id serial PRIMARY KEY, v text); CREATE PUBLICATION r_publist_pub FOR TABLE r_publist (id, v);
+  CREATE TABLE r_pubfilter (id serial PRIMARY KEY, v text); CREATE PUBLICATION r_pubfilter_pub FOR TABLE r_pubfilter WHERE (id > 5) WITH (publish = 'insert');
+  CREATE TABLE r_pubother (id serial PRIMARY KEY, v text); CREATE PUBLICATION r_pubother_pub FOR TABLE r_pubother (v) WITH (publish = 'insert');
   CREATE TABLE r_view (id serial PRIMARY KEY); CREATE VIEW r_view_v AS SELECT id FROM r_view;
   CREATE TABLE r_multi (id serial, k int, PRIMARY KEY (id), UNIQUE (id, k));
   CREATE TABLE r_multi_ref (a int, b int, FOREIGN KEY (a, b) REFERENCES r_multi (id, k));
@@ -165,7 +168,10 @@ q $PORT "CREATE TABLE r_big (id bigserial PRIMARY KEY);
 check "a bigint key: nothing to widen (42804)" eq "$(state "SELECT idgen.convert_online('r_big', 'id')")" 42804
 check "no primary or unique key (0A000)" eq "$(state "SELECT idgen.convert_online('r_nokey', 'id')")" 0A000
 check "a partitioned table (0A000)" eq "$(state "SELECT idgen.convert_online('r_part', 'id')")" 0A000
-check "a published table (0A000)" eq "$(state "SELECT idgen.convert_online('r_pub', 'id')")" 0A000
+check "a published table, subscribers not said ready (0A000)" eq "$(state "SELECT idgen.convert_online('r_pub', 'id')")" 0A000
+check "a publication's column list with the key (0A000)" eq "$(state "SELECT idgen.convert_online('r_publist', 'id', subscribers_ready => true)")" 0A000
+check "a publication's row filter on the key (0A000)" eq "$(state "SELECT idgen.convert_online('r_pubfilter', 'id', subscribers_ready => true)")" 0A000
+check "a publication whose column list leaves the key out publishes no new column: accepted" eq "$(state "SELECT idgen.convert_online('r_pubother', 'id', dry_run => true)")" ok
 check "a view over the key (0A000)" eq "$(state "SELECT idgen.convert_online('r_view', 'id')")" 0A000
 check "a foreign key of two columns (0A000)" eq "$(state "SELECT idgen.convert_online('r_multi', 'id')")" 0A000
 check "a missing column (42703)" eq "$(state "SELECT idgen.convert_online('r_own', 'nope')")" 42703
