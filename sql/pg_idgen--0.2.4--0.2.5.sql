@@ -815,8 +815,6 @@ STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'time_trunc_upper_wrapper';
 
--- Skipped due to `#[pgrx(sql = false)]`
-
 CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
 	"ts" timestamp, /* Timestamp */
 	"inclusive" bool /* bool */
@@ -842,8 +840,6 @@ CREATE  FUNCTION idgen_internal."time_local_lower"(
 STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'time_local_lower_local_wrapper';
-
--- Skipped due to `#[pgrx(sql = false)]`
 
 CREATE  FUNCTION idgen_internal."time_trunc_lower"(
 	"c" timestamp, /* Option < Timestamp > */
@@ -2736,78 +2732,6 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION idgen.convert_online(
-    tbl regclass, col name, onto text DEFAULT 'snowflake',
-    batch_rows integer DEFAULT 1000, batch_pause interval DEFAULT '0',
-    lock_timeout interval DEFAULT '50ms', dry_run boolean DEFAULT false, subscribers_ready boolean DEFAULT false)
-RETURNS TABLE (step integer, kind text, relation regclass, statement text)
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    conv bigint := 0;
-    active idgen_internal.online_conversions;
-    fires text;
-    steps idgen_internal.online_step[];
-BEGIN
-    IF tbl IS NULL OR col IS NULL OR onto IS NULL OR batch_rows IS NULL OR batch_pause IS NULL
-       OR lock_timeout IS NULL OR dry_run IS NULL OR subscribers_ready IS NULL THEN
-        RAISE EXCEPTION 'idgen.convert_online: no argument may be NULL' USING ERRCODE = '22004';
-    END IF;
-    IF onto NOT IN ('snowflake', 'adopted', 'sequence') THEN
-        RAISE EXCEPTION 'idgen.convert_online: onto must be ''snowflake'', ''adopted'' or ''sequence'', not %', quote_literal(onto)
-            USING ERRCODE = '22023',
-                  HINT = 'snowflake: DEFAULT snowflake_next(); adopted: the key''s sequence, adopted (idgen.adopt_sequence); sequence: the key''s sequence, widened to bigint.';
-    END IF;
-    IF batch_rows < 1 OR batch_pause < '0' OR batch_pause > '1 hour' THEN
-        RAISE EXCEPTION 'idgen.convert_online: batch_rows must be at least 1 and batch_pause between 0 and 1 hour'
-            USING ERRCODE = '22023', HINT = 'batch_rows sets how many rows each transaction of the copy writes; batch_pause the rest between two.';
-    END IF;
-    IF lock_timeout < '1 ms' OR lock_timeout > '10 s' THEN
-        RAISE EXCEPTION 'idgen.convert_online: lock_timeout must be between 1 ms and 10 s, not %', lock_timeout
-            USING ERRCODE = '22023',
-                  HINT = 'It bounds how long the application''s statements can queue behind one of the conversion''s lock requests; set it below the application''s own lock_timeout.';
-    END IF;
-    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION 'idgen.convert_online: % is not a table', tbl
-            USING ERRCODE = '42809', HINT = 'Convert the key of the table the view or foreign table reads.';
-    END IF;
-    SELECT * INTO active FROM idgen_internal.online_conversions o WHERE o.relation = tbl AND o.state NOT IN ('done', 'aborted');
-    IF FOUND THEN
-        RAISE EXCEPTION 'idgen.convert_online: % has a conversion already (%)', tbl, active.state
-            USING ERRCODE = '55006',
-                  HINT = 'idgen.convert_online_resume(table) goes on with it, idgen.convert_online_abort(table) undoes it.';
-    END IF;
-    IF NOT dry_run THEN
-        -- The id: the transaction's own ID (never the same twice in the cluster's life), with the
-        -- conversions it started before (a sequence would be one that FOR ALL SEQUENCES
-        -- publishes: pg_idgen keeps none).
-        conv := pg_current_xact_id()::text::bigint * 1000
-                + (SELECT count(*) FROM idgen_internal.online_conversions o
-                    WHERE o.id / 1000 = pg_current_xact_id()::text::bigint);
-    END IF;
-    steps := ARRAY(SELECT p FROM idgen_internal.online_conversion_plan(tbl, col, onto, conv, subscribers_ready) p);
-    -- What the copy's UPDATEs fire: the table's own row triggers on UPDATE.
-    SELECT string_agg(format('%s on %s', quote_ident(t.tgname), t.tgrelid::regclass), ', ') INTO fires
-      FROM pg_trigger t
-     WHERE t.tgrelid IN (SELECT p.relation FROM unnest(steps) p WHERE p.kind = 'copy')
-       AND NOT t.tgisinternal AND (t.tgtype & 1) <> 0 AND (t.tgtype & 16) <> 0 AND t.tgenabled <> 'D';
-    IF fires IS NOT NULL THEN
-        RAISE WARNING 'idgen.convert_online: the copy updates every row, and these row triggers fire for it: %', fires
-            USING HINT = 'A trigger that stamps a time or writes an audit row will do so once per row; disable it for the conversion if it must not.';
-    END IF;
-    IF NOT dry_run THEN
-        INSERT INTO idgen_internal.online_conversions (id, relation, relation_name, column_name, onto, role, batch_rows, batch_pause, lock_timeout)
-            VALUES (conv, tbl, tbl::text, col, onto, (SELECT oid FROM pg_roles WHERE rolname = current_user), batch_rows, batch_pause, lock_timeout);
-        INSERT INTO idgen_internal.online_conversion_steps (conversion, role, step, kind, relation, statement)
-            SELECT conv, (SELECT oid FROM pg_roles WHERE rolname = current_user), p.step, p.kind, p.relation, p.statement
-              FROM unnest(steps) p;
-        PERFORM idgen_internal.online_conversion_launch(conv);
-        RAISE NOTICE 'idgen.convert_online: conversion % of %.% started; idgen.online_conversions shows its progress', conv, tbl, quote_ident(col)
-            USING HINT = 'CALL idgen.convert_online_wait(table) waits for its end.';
-    END IF;
-    RETURN QUERY SELECT p.step, p.kind, p.relation, p.statement FROM unnest(steps) p ORDER BY p.step;
-END
-$$;
-
 CREATE FUNCTION idgen.convert_online_resume(tbl regclass) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -3036,6 +2960,84 @@ CREATE  FUNCTION idgen_internal."uuid_larger"(
 IMMUTABLE STRICT PARALLEL SAFE 
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuid_larger_wrapper';
+
+CREATE FUNCTION idgen.convert_online(
+    tbl regclass, col name, onto text DEFAULT 'snowflake',
+    batch_rows integer DEFAULT 1000, batch_pause interval DEFAULT '0',
+    lock_timeout interval DEFAULT '50ms', dry_run boolean DEFAULT false, subscribers_ready boolean DEFAULT false)
+RETURNS TABLE (step integer, kind text, relation regclass, statement text)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    conv bigint := 0;
+    active idgen_internal.online_conversions;
+    fires text;
+    steps idgen_internal.online_step[];
+BEGIN
+    IF tbl IS NULL OR col IS NULL OR onto IS NULL OR batch_rows IS NULL OR batch_pause IS NULL
+       OR lock_timeout IS NULL OR dry_run IS NULL OR subscribers_ready IS NULL THEN
+        RAISE EXCEPTION 'idgen.convert_online: no argument may be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF onto NOT IN ('snowflake', 'adopted', 'sequence') THEN
+        RAISE EXCEPTION 'idgen.convert_online: onto must be ''snowflake'', ''adopted'' or ''sequence'', not %', quote_literal(onto)
+            USING ERRCODE = '22023',
+                  HINT = 'snowflake: DEFAULT snowflake_next(); adopted: the key''s sequence, adopted (idgen.adopt_sequence); sequence: the key''s sequence, widened to bigint.';
+    END IF;
+    IF batch_rows < 1 OR batch_pause < '0' OR batch_pause > '1 hour' THEN
+        RAISE EXCEPTION 'idgen.convert_online: batch_rows must be at least 1 and batch_pause between 0 and 1 hour'
+            USING ERRCODE = '22023', HINT = 'batch_rows sets how many rows each transaction of the copy writes; batch_pause the rest between two.';
+    END IF;
+    IF lock_timeout < '1 ms' OR lock_timeout > '10 s' THEN
+        RAISE EXCEPTION 'idgen.convert_online: lock_timeout must be between 1 ms and 10 s, not %', lock_timeout
+            USING ERRCODE = '22023',
+                  HINT = 'It bounds how long the application''s statements can queue behind one of the conversion''s lock requests; set it below the application''s own lock_timeout.';
+    END IF;
+    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION 'idgen.convert_online: % is not a table', tbl
+            USING ERRCODE = '42809', HINT = 'Convert the key of the table the view or foreign table reads.';
+    END IF;
+    SELECT * INTO active FROM idgen_internal.online_conversions o WHERE o.relation = tbl AND o.state NOT IN ('done', 'aborted');
+    IF FOUND THEN
+        RAISE EXCEPTION 'idgen.convert_online: % has a conversion already (%)', tbl, active.state
+            USING ERRCODE = '55006',
+                  HINT = 'idgen.convert_online_resume(table) goes on with it, idgen.convert_online_abort(table) undoes it.';
+    END IF;
+    IF NOT dry_run THEN
+        -- The id: the transaction's own ID (never the same twice in the cluster's life), with the
+        -- conversions it started before (a sequence would be one that FOR ALL SEQUENCES
+        -- publishes: pg_idgen keeps none).
+        conv := pg_current_xact_id()::text::bigint * 1000
+                + (SELECT count(*) FROM idgen_internal.online_conversions o
+                    WHERE o.id / 1000 = pg_current_xact_id()::text::bigint);
+    END IF;
+    steps := ARRAY(SELECT p FROM idgen_internal.online_conversion_plan(tbl, col, onto, conv, subscribers_ready) p);
+    -- What the copy's UPDATEs fire: the table's own row triggers on UPDATE.
+    SELECT string_agg(format('%s on %s', quote_ident(t.tgname), t.tgrelid::regclass), ', ') INTO fires
+      FROM pg_trigger t
+     WHERE t.tgrelid IN (SELECT p.relation FROM unnest(steps) p WHERE p.kind = 'copy')
+       AND NOT t.tgisinternal AND (t.tgtype & 1) <> 0 AND (t.tgtype & 16) <> 0 AND t.tgenabled <> 'D';
+    IF fires IS NOT NULL THEN
+        RAISE WARNING 'idgen.convert_online: the copy updates every row, and these row triggers fire for it: %', fires
+            USING HINT = 'A trigger that stamps a time or writes an audit row will do so once per row; disable it for the conversion if it must not.';
+    END IF;
+    IF NOT dry_run THEN
+        INSERT INTO idgen_internal.online_conversions (id, relation, relation_name, column_name, onto, role, batch_rows, batch_pause, lock_timeout)
+            VALUES (conv, tbl, tbl::text, col, onto, (SELECT oid FROM pg_roles WHERE rolname = current_user), batch_rows, batch_pause, lock_timeout);
+        IF NOT FOUND THEN
+            -- The REPLICA trigger of the table dropped it: this session applies changes as
+            -- logical replication does.
+            RAISE EXCEPTION 'idgen.convert_online: a conversion cannot start with session_replication_role = replica'
+                USING ERRCODE = '55000', HINT = 'SET session_replication_role = origin (the default) first.';
+        END IF;
+        INSERT INTO idgen_internal.online_conversion_steps (conversion, role, step, kind, relation, statement)
+            SELECT conv, (SELECT oid FROM pg_roles WHERE rolname = current_user), p.step, p.kind, p.relation, p.statement
+              FROM unnest(steps) p;
+        PERFORM idgen_internal.online_conversion_launch(conv);
+        RAISE NOTICE 'idgen.convert_online: conversion % of %.% started; idgen.online_conversions shows its progress', conv, tbl, quote_ident(col)
+            USING HINT = 'CALL idgen.convert_online_wait(table) waits for its end.';
+    END IF;
+    RETURN QUERY SELECT p.step, p.kind, p.relation, p.statement FROM unnest(steps) p ORDER BY p.step;
+END
+$$;
 
 COMMENT ON FUNCTION id_worker_id(bigint) IS
   'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';

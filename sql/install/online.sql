@@ -910,6 +910,12 @@ BEGIN
     IF NOT dry_run THEN
         INSERT INTO idgen_internal.online_conversions (id, relation, relation_name, column_name, onto, role, batch_rows, batch_pause, lock_timeout)
             VALUES (conv, tbl, tbl::text, col, onto, (SELECT oid FROM pg_roles WHERE rolname = current_user), batch_rows, batch_pause, lock_timeout);
+        IF NOT FOUND THEN
+            -- The REPLICA trigger of the table dropped it: this session applies changes as
+            -- logical replication does.
+            RAISE EXCEPTION 'idgen.convert_online: a conversion cannot start with session_replication_role = replica'
+                USING ERRCODE = '55000', HINT = 'SET session_replication_role = origin (the default) first.';
+        END IF;
         INSERT INTO idgen_internal.online_conversion_steps (conversion, role, step, kind, relation, statement)
             SELECT conv, (SELECT oid FROM pg_roles WHERE rolname = current_user), p.step, p.kind, p.relation, p.statement
               FROM unnest(steps) p;
