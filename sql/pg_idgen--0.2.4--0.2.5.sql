@@ -806,14 +806,13 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_lower_wrapper';
 
-CREATE  FUNCTION idgen_internal."time_trunc_upper"(
-	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE 
+CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
+	"d" date, /* Date */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_upper_wrapper';
+AS 'MODULE_PATHNAME', 'uuidv7_time_lower_date_wrapper';
 
 CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
 	"ts" timestamp, /* Timestamp */
@@ -822,6 +821,33 @@ CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
 STRICT STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_wrapper';
 
 CREATE  FUNCTION idgen_internal."id_time_upper"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
@@ -832,6 +858,24 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_time_upper_wrapper';
 
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"d" date, /* Date */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_date_wrapper';
+
 CREATE  FUNCTION idgen_internal."time_local_lower"(
 	"c" timestamp, /* Option < Timestamp > */
 	"unit" TEXT, /* Option < & str > */
@@ -840,6 +884,33 @@ CREATE  FUNCTION idgen_internal."time_local_lower"(
 STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'time_local_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_lower"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_wrapper';
 
 CREATE  FUNCTION idgen_internal."time_trunc_lower"(
 	"c" timestamp, /* Option < Timestamp > */
@@ -859,31 +930,14 @@ STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_time_lower_date_wrapper';
 
-CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
-	"d" date, /* Date */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
+CREATE  FUNCTION idgen_internal."id_time_lower"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
 STRICT STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_lower_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_local_lower"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_local_lower_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_local_upper"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_local_upper_date_wrapper';
+AS 'MODULE_PATHNAME', 'id_time_lower_local_wrapper';
 
 CREATE  FUNCTION idgen_internal."id_time_lower"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
@@ -894,14 +948,31 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_time_lower_wrapper';
 
-CREATE  FUNCTION idgen_internal."id_time_lower"(
-	"ts" timestamp, /* Timestamp */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-STRICT STABLE PARALLEL SAFE  
+CREATE  FUNCTION idgen_internal."time_local_upper"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_lower_local_wrapper';
+AS 'MODULE_PATHNAME', 'time_local_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_upper"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_upper_wrapper';
 
 CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
 	"ts" timestamp, /* Timestamp */
@@ -911,15 +982,6 @@ STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_upper_local_wrapper';
 
-CREATE  FUNCTION idgen_internal."time_trunc_upper"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_upper_date_wrapper';
-
 CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
 	"d" date, /* Date */
 	"inclusive" bool /* bool */
@@ -927,24 +989,6 @@ CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
 STRICT STABLE PARALLEL SAFE  
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuidv7_time_upper_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_upper"(
-	"d" date, /* Date */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_upper_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_local_upper"(
-	"c" timestamp, /* Option < Timestamp > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_local_upper_local_wrapper';
 
 CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea /* Vec < u8 > */
 STRICT VOLATILE PARALLEL SAFE
@@ -1033,15 +1077,6 @@ CREATE  FUNCTION idgen."encrypt_id_js_safe"(
 STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'encrypt_id_js_safe_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_upper"(
-	"ts" timestamp, /* Timestamp */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_upper_local_wrapper';
 
 CREATE  FUNCTION idgen."id_to_public"(
 	"id" bigint, /* i64 */
@@ -1598,41 +1633,6 @@ BEGIN
     RETURN idgen_internal.adoption_record(seq, false, floor::bigint);
 END
 $$;
-
-CREATE  FUNCTION idgen_internal."time_trunc_lower"(
-	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_lower_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_upper_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_lower"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_lower_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_upper"(
-	"c" timestamp, /* Option < Timestamp > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_upper_local_wrapper';
 
 CREATE  FUNCTION idgen."read_horizon_uuid"() RETURNS uuid /* Uuid */
 STRICT VOLATILE PARALLEL RESTRICTED 
@@ -2732,6 +2732,84 @@ BEGIN
 END
 $$;
 
+CREATE FUNCTION idgen.convert_online(
+    tbl regclass, col name, onto text DEFAULT 'snowflake',
+    batch_rows integer DEFAULT 1000, batch_pause interval DEFAULT '0',
+    lock_timeout interval DEFAULT '50ms', dry_run boolean DEFAULT false, subscribers_ready boolean DEFAULT false)
+RETURNS TABLE (step integer, kind text, relation regclass, statement text)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    conv bigint := 0;
+    active idgen_internal.online_conversions;
+    fires text;
+    steps idgen_internal.online_step[];
+BEGIN
+    IF tbl IS NULL OR col IS NULL OR onto IS NULL OR batch_rows IS NULL OR batch_pause IS NULL
+       OR lock_timeout IS NULL OR dry_run IS NULL OR subscribers_ready IS NULL THEN
+        RAISE EXCEPTION 'idgen.convert_online: no argument may be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF onto NOT IN ('snowflake', 'adopted', 'sequence') THEN
+        RAISE EXCEPTION 'idgen.convert_online: onto must be ''snowflake'', ''adopted'' or ''sequence'', not %', quote_literal(onto)
+            USING ERRCODE = '22023',
+                  HINT = 'snowflake: DEFAULT snowflake_next(); adopted: the key''s sequence, adopted (idgen.adopt_sequence); sequence: the key''s sequence, widened to bigint.';
+    END IF;
+    IF batch_rows < 1 OR batch_pause < '0' OR batch_pause > '1 hour' THEN
+        RAISE EXCEPTION 'idgen.convert_online: batch_rows must be at least 1 and batch_pause between 0 and 1 hour'
+            USING ERRCODE = '22023', HINT = 'batch_rows sets how many rows each transaction of the copy writes; batch_pause the rest between two.';
+    END IF;
+    IF lock_timeout < '1 ms' OR lock_timeout > '10 s' THEN
+        RAISE EXCEPTION 'idgen.convert_online: lock_timeout must be between 1 ms and 10 s, not %', lock_timeout
+            USING ERRCODE = '22023',
+                  HINT = 'It bounds how long the application''s statements can queue behind one of the conversion''s lock requests; set it below the application''s own lock_timeout.';
+    END IF;
+    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION 'idgen.convert_online: % is not a table', tbl
+            USING ERRCODE = '42809', HINT = 'Convert the key of the table the view or foreign table reads.';
+    END IF;
+    SELECT * INTO active FROM idgen_internal.online_conversions o WHERE o.relation = tbl AND o.state NOT IN ('done', 'aborted');
+    IF FOUND THEN
+        RAISE EXCEPTION 'idgen.convert_online: % has a conversion already (%)', tbl, active.state
+            USING ERRCODE = '55006',
+                  HINT = 'idgen.convert_online_resume(table) goes on with it, idgen.convert_online_abort(table) undoes it.';
+    END IF;
+    IF NOT dry_run THEN
+        -- The id: the transaction's own ID (never the same twice in the cluster's life), with the
+        -- conversions it started before (a sequence would be one that FOR ALL SEQUENCES
+        -- publishes: pg_idgen keeps none).
+        conv := pg_current_xact_id()::text::bigint * 1000
+                + (SELECT count(*) FROM idgen_internal.online_conversions o
+                    WHERE o.id / 1000 = pg_current_xact_id()::text::bigint);
+    END IF;
+    steps := ARRAY(SELECT p FROM idgen_internal.online_conversion_plan(tbl, col, onto, conv, subscribers_ready) p);
+    -- What the copy's UPDATEs fire: the table's own row triggers on UPDATE.
+    SELECT string_agg(format('%s on %s', quote_ident(t.tgname), t.tgrelid::regclass), ', ') INTO fires
+      FROM pg_trigger t
+     WHERE t.tgrelid IN (SELECT p.relation FROM unnest(steps) p WHERE p.kind = 'copy')
+       AND NOT t.tgisinternal AND (t.tgtype & 1) <> 0 AND (t.tgtype & 16) <> 0 AND t.tgenabled <> 'D';
+    IF fires IS NOT NULL THEN
+        RAISE WARNING 'idgen.convert_online: the copy updates every row, and these row triggers fire for it: %', fires
+            USING HINT = 'A trigger that stamps a time or writes an audit row will do so once per row; disable it for the conversion if it must not.';
+    END IF;
+    IF NOT dry_run THEN
+        INSERT INTO idgen_internal.online_conversions (id, relation, relation_name, column_name, onto, role, batch_rows, batch_pause, lock_timeout)
+            VALUES (conv, tbl, tbl::text, col, onto, (SELECT oid FROM pg_roles WHERE rolname = current_user), batch_rows, batch_pause, lock_timeout);
+        IF NOT FOUND THEN
+            -- The REPLICA trigger of the table dropped it: this session applies changes as
+            -- logical replication does.
+            RAISE EXCEPTION 'idgen.convert_online: a conversion cannot start with session_replication_role = replica'
+                USING ERRCODE = '55000', HINT = 'SET session_replication_role = origin (the default) first.';
+        END IF;
+        INSERT INTO idgen_internal.online_conversion_steps (conversion, role, step, kind, relation, statement)
+            SELECT conv, (SELECT oid FROM pg_roles WHERE rolname = current_user), p.step, p.kind, p.relation, p.statement
+              FROM unnest(steps) p;
+        PERFORM idgen_internal.online_conversion_launch(conv);
+        RAISE NOTICE 'idgen.convert_online: conversion % of %.% started; idgen.online_conversions shows its progress', conv, tbl, quote_ident(col)
+            USING HINT = 'CALL idgen.convert_online_wait(table) waits for its end.';
+    END IF;
+    RETURN QUERY SELECT p.step, p.kind, p.relation, p.statement FROM unnest(steps) p ORDER BY p.step;
+END
+$$;
+
 CREATE FUNCTION idgen.convert_online_resume(tbl regclass) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -2960,84 +3038,6 @@ CREATE  FUNCTION idgen_internal."uuid_larger"(
 IMMUTABLE STRICT PARALLEL SAFE 
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuid_larger_wrapper';
-
-CREATE FUNCTION idgen.convert_online(
-    tbl regclass, col name, onto text DEFAULT 'snowflake',
-    batch_rows integer DEFAULT 1000, batch_pause interval DEFAULT '0',
-    lock_timeout interval DEFAULT '50ms', dry_run boolean DEFAULT false, subscribers_ready boolean DEFAULT false)
-RETURNS TABLE (step integer, kind text, relation regclass, statement text)
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    conv bigint := 0;
-    active idgen_internal.online_conversions;
-    fires text;
-    steps idgen_internal.online_step[];
-BEGIN
-    IF tbl IS NULL OR col IS NULL OR onto IS NULL OR batch_rows IS NULL OR batch_pause IS NULL
-       OR lock_timeout IS NULL OR dry_run IS NULL OR subscribers_ready IS NULL THEN
-        RAISE EXCEPTION 'idgen.convert_online: no argument may be NULL' USING ERRCODE = '22004';
-    END IF;
-    IF onto NOT IN ('snowflake', 'adopted', 'sequence') THEN
-        RAISE EXCEPTION 'idgen.convert_online: onto must be ''snowflake'', ''adopted'' or ''sequence'', not %', quote_literal(onto)
-            USING ERRCODE = '22023',
-                  HINT = 'snowflake: DEFAULT snowflake_next(); adopted: the key''s sequence, adopted (idgen.adopt_sequence); sequence: the key''s sequence, widened to bigint.';
-    END IF;
-    IF batch_rows < 1 OR batch_pause < '0' OR batch_pause > '1 hour' THEN
-        RAISE EXCEPTION 'idgen.convert_online: batch_rows must be at least 1 and batch_pause between 0 and 1 hour'
-            USING ERRCODE = '22023', HINT = 'batch_rows sets how many rows each transaction of the copy writes; batch_pause the rest between two.';
-    END IF;
-    IF lock_timeout < '1 ms' OR lock_timeout > '10 s' THEN
-        RAISE EXCEPTION 'idgen.convert_online: lock_timeout must be between 1 ms and 10 s, not %', lock_timeout
-            USING ERRCODE = '22023',
-                  HINT = 'It bounds how long the application''s statements can queue behind one of the conversion''s lock requests; set it below the application''s own lock_timeout.';
-    END IF;
-    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION 'idgen.convert_online: % is not a table', tbl
-            USING ERRCODE = '42809', HINT = 'Convert the key of the table the view or foreign table reads.';
-    END IF;
-    SELECT * INTO active FROM idgen_internal.online_conversions o WHERE o.relation = tbl AND o.state NOT IN ('done', 'aborted');
-    IF FOUND THEN
-        RAISE EXCEPTION 'idgen.convert_online: % has a conversion already (%)', tbl, active.state
-            USING ERRCODE = '55006',
-                  HINT = 'idgen.convert_online_resume(table) goes on with it, idgen.convert_online_abort(table) undoes it.';
-    END IF;
-    IF NOT dry_run THEN
-        -- The id: the transaction's own ID (never the same twice in the cluster's life), with the
-        -- conversions it started before (a sequence would be one that FOR ALL SEQUENCES
-        -- publishes: pg_idgen keeps none).
-        conv := pg_current_xact_id()::text::bigint * 1000
-                + (SELECT count(*) FROM idgen_internal.online_conversions o
-                    WHERE o.id / 1000 = pg_current_xact_id()::text::bigint);
-    END IF;
-    steps := ARRAY(SELECT p FROM idgen_internal.online_conversion_plan(tbl, col, onto, conv, subscribers_ready) p);
-    -- What the copy's UPDATEs fire: the table's own row triggers on UPDATE.
-    SELECT string_agg(format('%s on %s', quote_ident(t.tgname), t.tgrelid::regclass), ', ') INTO fires
-      FROM pg_trigger t
-     WHERE t.tgrelid IN (SELECT p.relation FROM unnest(steps) p WHERE p.kind = 'copy')
-       AND NOT t.tgisinternal AND (t.tgtype & 1) <> 0 AND (t.tgtype & 16) <> 0 AND t.tgenabled <> 'D';
-    IF fires IS NOT NULL THEN
-        RAISE WARNING 'idgen.convert_online: the copy updates every row, and these row triggers fire for it: %', fires
-            USING HINT = 'A trigger that stamps a time or writes an audit row will do so once per row; disable it for the conversion if it must not.';
-    END IF;
-    IF NOT dry_run THEN
-        INSERT INTO idgen_internal.online_conversions (id, relation, relation_name, column_name, onto, role, batch_rows, batch_pause, lock_timeout)
-            VALUES (conv, tbl, tbl::text, col, onto, (SELECT oid FROM pg_roles WHERE rolname = current_user), batch_rows, batch_pause, lock_timeout);
-        IF NOT FOUND THEN
-            -- The REPLICA trigger of the table dropped it: this session applies changes as
-            -- logical replication does.
-            RAISE EXCEPTION 'idgen.convert_online: a conversion cannot start with session_replication_role = replica'
-                USING ERRCODE = '55000', HINT = 'SET session_replication_role = origin (the default) first.';
-        END IF;
-        INSERT INTO idgen_internal.online_conversion_steps (conversion, role, step, kind, relation, statement)
-            SELECT conv, (SELECT oid FROM pg_roles WHERE rolname = current_user), p.step, p.kind, p.relation, p.statement
-              FROM unnest(steps) p;
-        PERFORM idgen_internal.online_conversion_launch(conv);
-        RAISE NOTICE 'idgen.convert_online: conversion % of %.% started; idgen.online_conversions shows its progress', conv, tbl, quote_ident(col)
-            USING HINT = 'CALL idgen.convert_online_wait(table) waits for its end.';
-    END IF;
-    RETURN QUERY SELECT p.step, p.kind, p.relation, p.statement FROM unnest(steps) p ORDER BY p.step;
-END
-$$;
 
 COMMENT ON FUNCTION id_worker_id(bigint) IS
   'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
@@ -3478,11 +3478,14 @@ GRANT EXECUTE ON FUNCTION idgen_internal.segment_cache(), idgen_internal.worker_
 
 -- Online key conversion: row level security of its two new tables (created above, with the rest
 -- of what is new): a role sees and writes only the conversions of its roles.
--- @changed statement ALTER TABLE idgen_internal.online_conversions: enables row level security of the new table, below
--- @changed statement ALTER TABLE idgen_internal.online_conversion_steps: enables row level security of the new table, below
+-- @changed statement ALTER TABLE idgen_internal.online_conversions: enables row level security of the new table, and its REPLICA trigger, below
+-- @changed statement ALTER TABLE idgen_internal.online_conversion_steps: enables row level security of the new table, and its REPLICA trigger, below
 -- @changed statement CREATE POLICY members_only: the policies of the new tables, below
 ALTER TABLE idgen_internal.online_conversions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE idgen_internal.online_conversion_steps ENABLE ROW LEVEL SECURITY;
+-- Their rows stop at a logical replication apply worker (the trigger fires only then).
+ALTER TABLE idgen_internal.online_conversions ENABLE REPLICA TRIGGER not_applied;
+ALTER TABLE idgen_internal.online_conversion_steps ENABLE REPLICA TRIGGER not_applied;
 CREATE POLICY members_only ON idgen_internal.online_conversions
     USING (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'))
     WITH CHECK (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'));

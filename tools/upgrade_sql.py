@@ -164,10 +164,17 @@ def keep_order(copied, previous):
     if not previous:
         return copied
     _, _, copies = previous.partition("\n-- @new objects\n")
+
+    # A CREATE is known by the object it creates, so that one whose text changed keeps its place:
+    # placed as new, after everything before it in the install script, it could land after
+    # statements of the kept order that need it (its COMMENT, kept from the file before).
+    def key(code):
+        return identity(code) or code
+
     rank = {}
     for i, (_, code) in enumerate(statements(copies)):
-        rank.setdefault(code, i)
-    codes = [statements(text)[0][1] if statements(text) else "" for text in copied]
+        rank.setdefault(key(code), i)
+    codes = [key(statements(text)[0][1]) if statements(text) else "" for text in copied]
     out = [c for c in sorted(range(len(copied)), key=lambda i: rank.get(codes[i], -1)) if codes[c] in rank]
     for i in range(len(copied)):
         if codes[i] in rank:

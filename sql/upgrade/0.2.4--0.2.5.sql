@@ -29,11 +29,14 @@
 
 -- Online key conversion: row level security of its two new tables (created above, with the rest
 -- of what is new): a role sees and writes only the conversions of its roles.
--- @changed statement ALTER TABLE idgen_internal.online_conversions: enables row level security of the new table, below
--- @changed statement ALTER TABLE idgen_internal.online_conversion_steps: enables row level security of the new table, below
+-- @changed statement ALTER TABLE idgen_internal.online_conversions: enables row level security of the new table, and its REPLICA trigger, below
+-- @changed statement ALTER TABLE idgen_internal.online_conversion_steps: enables row level security of the new table, and its REPLICA trigger, below
 -- @changed statement CREATE POLICY members_only: the policies of the new tables, below
 ALTER TABLE idgen_internal.online_conversions ENABLE ROW LEVEL SECURITY;
 ALTER TABLE idgen_internal.online_conversion_steps ENABLE ROW LEVEL SECURITY;
+-- Their rows stop at a logical replication apply worker (the trigger fires only then).
+ALTER TABLE idgen_internal.online_conversions ENABLE REPLICA TRIGGER not_applied;
+ALTER TABLE idgen_internal.online_conversion_steps ENABLE REPLICA TRIGGER not_applied;
 CREATE POLICY members_only ON idgen_internal.online_conversions
     USING (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'))
     WITH CHECK (pg_catalog.pg_has_role(CURRENT_USER, role, 'USAGE'));

@@ -89,7 +89,7 @@ SELECT 'relation ' || c.oid::regclass || ' ' || c.relkind::text || ' acl=' || co
                                   FROM pg_constraint k WHERE k.conrelid = c.oid), '-')
        || ' indexes=' || coalesce((SELECT string_agg(pg_get_indexdef(i.indexrelid), ',' ORDER BY pg_get_indexdef(i.indexrelid))
                                   FROM pg_index i WHERE i.indrelid = c.oid), '-')
-       || ' triggers=' || coalesce((SELECT string_agg(pg_get_triggerdef(g.oid), ',' ORDER BY pg_get_triggerdef(g.oid))
+       || ' triggers=' || coalesce((SELECT string_agg(pg_get_triggerdef(g.oid) || ' ' || g.tgenabled::text, ',' ORDER BY pg_get_triggerdef(g.oid))
                                   FROM pg_trigger g WHERE g.tgrelid = c.oid AND NOT g.tgisinternal), '-')
   FROM m JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
 UNION ALL
