@@ -165,11 +165,15 @@ def keep_order(copied, previous):
         return copied
     _, _, copies = previous.partition("\n-- @new objects\n")
 
-    # A CREATE is known by the object it creates, so that one whose text changed keeps its place:
-    # placed as new, after everything before it in the install script, it could land after
-    # statements of the kept order that need it (its COMMENT, kept from the file before).
+    # A CREATE is known by the object it creates (a function by its name and arguments: its
+    # overloads are others), so that one whose body changed keeps its place: placed as new, after
+    # everything before it in the install script, it could land after statements of the kept
+    # order that need it (its COMMENT, kept from the file before).
     def key(code):
-        return identity(code) or code
+        ident = identity(code)
+        if ident and ident[0] in ("function", "procedure"):
+            return ident + (" ".join(re.split(r"\b(?:RETURNS|LANGUAGE|AS)\b", code, maxsplit=1)[0].split()),)
+        return ident or code
 
     rank = {}
     for i, (_, code) in enumerate(statements(copies)):

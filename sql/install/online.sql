@@ -271,12 +271,14 @@ BEGIN
                 USING ERRCODE = '42501',
                       HINT = format('CREATE INDEX needs the CREATE privilege on the table''s schema: GRANT CREATE ON SCHEMA %s TO %I for the conversion.', r.relnamespace::regnamespace, current_user);
         END IF;
-        -- Published with all its columns (no column list): the new columns are published while
+        -- Published with all its columns (no column list), and a column of it widened (a bigint
+        -- column that references the key changes in place): the new columns are published while
         -- it runs, and the old ones until its last step, so every subscriber's table must have
         -- them first, and a bigint key before the swap (docs/adopting.md, "Published tables").
         -- (A column list or a row filter that names a column to widen is refused below: it
         -- depends on the column.)
-        IF EXISTS (SELECT FROM pg_publication p
+        IF EXISTS (SELECT FROM unnest(cs) c WHERE c.rel = x AND c.narrow)
+           AND EXISTS (SELECT FROM pg_publication p
                     WHERE p.puballtables
                        OR EXISTS (SELECT FROM pg_publication_rel pr WHERE pr.prpubid = p.oid AND pr.prrelid = x AND pr.prattrs IS NULL)
                        OR EXISTS (SELECT FROM pg_publication_namespace pn WHERE pn.pnpubid = p.oid AND pn.pnnspid = r.relnamespace)) THEN

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # idgen.convert_online of published tables (logical replication), the publications' view kept: a
 # publisher publishes FOR ALL TABLES (pg_idgen's own tables among them) to a subscriber; its
-# table of 20,000 rows and the table that references it are converted onto snowflake_next()
+# table of 20,000 rows and the two that reference it (one through a bigint column, which stays as
+# it is) are converted onto snowflake_next()
 # while an application writes to them. The refusal says what each subscriber needs first; done
 # as it says, the subscriber applies every change throughout (no apply error), ends with the
 # same rows, and goes on receiving the new 64-bit keys; the conversion's own rows never reach
@@ -20,11 +21,13 @@ trap 'cluster_stop online_pub immediate; cluster_stop online_sub immediate' EXIT
 schema="CREATE EXTENSION pg_idgen;
   CREATE TABLE pa (id serial PRIMARY KEY, v text NOT NULL);
   CREATE TABLE pb (id bigserial PRIMARY KEY, pa_id int NOT NULL REFERENCES pa ON DELETE CASCADE, w int);
-  CREATE INDEX pb_pa ON pb (pa_id);"
+  CREATE INDEX pb_pa ON pb (pa_id);
+  CREATE TABLE pc (id bigserial PRIMARY KEY, pa_id bigint REFERENCES pa ON DELETE CASCADE);"
 q $P "$schema" >/dev/null
 q $S "$schema" >/dev/null
 q $P "INSERT INTO pa (v) SELECT 'v' || g FROM generate_series(1, 20000) g;
       INSERT INTO pb (pa_id, w) SELECT 1 + g % 20000, g FROM generate_series(1, 40000) g;
+      INSERT INTO pc (pa_id) SELECT 1 + g % 20000 FROM generate_series(1, 5000) g;
       CREATE PUBLICATION everything FOR ALL TABLES" >/dev/null
 q $S "CREATE SUBSCRIPTION sub CONNECTION 'host=127.0.0.1 port=$P user=postgres dbname=postgres' PUBLICATION everything" >/dev/null
 
@@ -44,16 +47,17 @@ same_rows() {
   local sql="SELECT count(*) || ' ' || md5(string_agg(a.id || ':' || a.v || ':' || coalesce(b.n, '-'), ',' ORDER BY a.id))
                FROM pa a LEFT JOIN (SELECT pa_id, count(*) || '/' || sum(w) AS n FROM pb GROUP BY pa_id) b ON b.pa_id = a.id"
   local want
+  sql="$sql UNION ALL SELECT count(*) || ' ' || md5(string_agg(id || ':' || pa_id, ',' ORDER BY id)) FROM pc"
   want=$(q $P "$sql")
   check "$1" eq "$(q $S "$sql")" "${want:?no rows from the publisher}"
 }
 
-phase "the table and the one that references it are published: refused, with what subscribers need"
+phase "the table and those that reference it are published: refused, with what subscribers need"
 check "the subscriber has the rows" synced
 err=$(psql -h 127.0.0.1 -p $P -U postgres -X -q -At -v VERBOSITY=verbose -c "SELECT idgen.convert_online('pa', 'id')" 2>&1 >/dev/null || true)
 check "refused (0A000)" grep -q "ERROR:  0A000: idgen.convert_online: public.pa, public.pb are published" <<<"$err"
 prep=$(sed -n 's/^HINT:  On each subscriber first run \(.*\) (the ALTER COLUMN .*/\1/p' <<<"$err")
-check "the hint names each table's columns" eq "$prep" \
+check "the hint names each widened table's columns (not pc's, bigint already)" eq "$prep" \
   "ALTER TABLE public.pa ALTER COLUMN id TYPE bigint, ADD COLUMN id_idgen_new bigint, ADD COLUMN id_idgen_old integer; ALTER TABLE public.pb ALTER COLUMN pa_id TYPE bigint, ADD COLUMN pa_id_idgen_new bigint, ADD COLUMN pa_id_idgen_old integer"
 
 phase "done as the hint says: converted while the application writes, applied throughout"
@@ -85,7 +89,7 @@ check "the keys are bigint, from snowflake_next()" eq \
 check "the subscriber applied everything" synced
 check "with no apply error" eq "$(q $S "SELECT apply_error_count + sync_error_count FROM pg_stat_subscription_stats WHERE subname = 'sub'")" 0
 same_rows "the subscriber has the publisher's rows"
-check "still published by the same publication" eq "$(q $P "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'everything' AND schemaname = 'public'")" "pa,pb"
+check "still published by the same publication" eq "$(q $P "SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables WHERE pubname = 'everything' AND schemaname = 'public'")" "pa,pb,pc"
 check "the subscriber never received the conversion's rows" eq \
   "$(q $S "SELECT (SELECT count(*) FROM idgen_internal.online_conversions) + (SELECT count(*) FROM idgen_internal.online_conversion_steps)")" 0
 
