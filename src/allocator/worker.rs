@@ -19,6 +19,7 @@ use pgrx::{pg_sys, PgSqlErrorCode};
 use super::shared::{self, allocators, AllocatorData, AllocatorState, MAX_ALLOCATORS};
 use super::{clients, Round};
 use crate::gucs;
+use crate::pg;
 use crate::pg::errors::IdError;
 use crate::pg::time::now_ms;
 use crate::pg::worker_loop::{self, Next};
@@ -146,27 +147,11 @@ pub extern "C-unwind" fn pg_idgen_allocator_main(arg: pg_sys::Datum) {
     if unsafe { pg_sys::synchronous_commit }
         == pg_sys::SyncCommitLevel::SYNCHRONOUS_COMMIT_OFF as i32
     {
-        // SAFETY: setting a GUC for this process only, as a superuser-level override.
-        unsafe {
-            pg_sys::SetConfigOption(
-                c"synchronous_commit".as_ptr(),
-                c"local".as_ptr(),
-                pg_sys::GucContext::PGC_SUSET,
-                pg_sys::GucSource::PGC_S_OVERRIDE,
-            )
-        };
+        pg::set_for_process(c"synchronous_commit", c"local");
     }
     // The worker runs as a superuser in a database whose owner may have set its search_path:
     // resolve names in pg_catalog only, so no one's functions or operators run as the worker.
-    // SAFETY: setting a GUC for this process only.
-    unsafe {
-        pg_sys::SetConfigOption(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_SUSET,
-            pg_sys::GucSource::PGC_S_OVERRIDE,
-        )
-    };
+    pg::set_for_process(c"search_path", c"pg_catalog, pg_temp");
     let mut idle_since = now_ms();
     // How long the last transaction took to commit: sizes ranges for fast callers.
     let mut commit_latency_us = 1000;

@@ -20,6 +20,7 @@ use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTi
 use pgrx::prelude::*;
 use pgrx::{pg_sys, PgSqlErrorCode};
 
+use crate::pg;
 use crate::pg::errors::IdError;
 
 pub mod resume;
@@ -413,16 +414,7 @@ pub extern "C-unwind" fn pg_idgen_online_conversion_main(_arg: pg_sys::Datum) {
     // application, whatever session_replication_role the database or role sets: with `replica`
     // the tables of conversions would drop this worker's writes (their REPLICA trigger, for
     // logical replication's apply workers) and it would run its steps again and again.
-    // SAFETY: setting one of this process's settings before its first transaction, from C, as
-    // the server does for a superuser's SET (PGC_SUSET).
-    unsafe {
-        pg_sys::SetConfigOption(
-            c"session_replication_role".as_ptr(),
-            c"origin".as_ptr(),
-            pg_sys::GucContext::PGC_SUSET,
-            pg_sys::GucSource::PGC_S_OVERRIDE,
-        )
-    };
+    pg::set_for_process(c"session_replication_role", c"origin");
     // The launching transaction first: its rows are the conversion.
     if xid != 0 {
         BackgroundWorker::transaction(|| {

@@ -26,6 +26,23 @@ pub mod utility_hook;
 pub mod worker_loop;
 pub mod zone_plans;
 
+/// Sets one of this process's settings for the rest of its life, above anything a database, role
+/// or session says (`PGC_S_OVERRIDE`), as the server does for a superuser's SET: for a background
+/// worker that must not inherit what the database's owner or a role set. An unknown name or a
+/// value the setting refuses is an ERROR.
+pub fn set_for_process(name: &std::ffi::CStr, value: &std::ffi::CStr) {
+    // SAFETY: two NUL-terminated strings; SetConfigOption copies them and raises an ERROR (a
+    // longjmp pgrx turns into a panic at its boundary) for a name or value it refuses.
+    unsafe {
+        pgrx::pg_sys::SetConfigOption(
+            name.as_ptr(),
+            value.as_ptr(),
+            pgrx::pg_sys::GucContext::PGC_SUSET,
+            pgrx::pg_sys::GucSource::PGC_S_OVERRIDE,
+        )
+    };
+}
+
 /// A relation's name as PostgreSQL's messages give it (without its schema); its OID for one
 /// dropped meanwhile.
 pub fn relation_name(oid: pgrx::pg_sys::Oid) -> String {
