@@ -10,8 +10,8 @@
 #     (built and inspected; installed on 15 only); on 16 and 17 also the read horizon under
 #     Citus's two-phase commit (Citus 13.2 supports 15 to 17), on 18 and 19 the read horizon
 #     (writers, readers, a standby, a subscriber), pg_idgen found through
-#     extension_control_path and dynamic_library_path, and its extension image (make image) as
-#     CloudNativePG mounts it.
+#     extension_control_path and dynamic_library_path, and its extension image (make image: amd64
+#     and arm64) as CloudNativePG mounts it, arm64's under qemu-user emulation.
 # Each major runs in two parts (IDGEN_PART in tests/all.sh): its build part (setup, the checks of
 # the source, building and installing pg_idgen, the golden files), then its system tests, which
 # start as soon as its build part ends and run while the next majors build and test: the builds,

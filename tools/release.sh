@@ -94,8 +94,10 @@ for img in "$out"/*.oci.tar; do
 import json, sys, tarfile
 with tarfile.open(sys.argv[1]) as t:
     blob = lambda d: json.loads(t.extractfile("./blobs/sha256/" + d.split(":")[1]).read())
-    manifest = blob(json.loads(t.extractfile("./index.json").read())["manifests"][0]["digest"])
-    print(blob(manifest["config"]["digest"])["config"]["Labels"]["org.opencontainers.image.version"])
+    index = blob(json.loads(t.extractfile("./index.json").read())["manifests"][0]["digest"])
+    # Every architecture's image (tools/image.sh tags an image index).
+    print(" ".join(sorted({blob(blob(m["digest"])["config"]["digest"])["config"]["Labels"]["org.opencontainers.image.version"]
+                           for m in index["manifests"]})))
 PY
   )
   [ "$label" = "$version" ] || refuse "$(basename "$img"): labelled $label"

@@ -190,3 +190,82 @@ pg19_fetch() {
   "$dir/$bin/postgres" --version >&2 || return
   echo "$dir/$bin/pg_config"
 }
+
+# debian_pg_config MAJOR ARCH: prints a pg_config of Debian's own build of PostgreSQL MAJOR for
+# ARCH (amd64 or arm64), the build CloudNativePG's images run (theirs are PGDG's, made with the
+# same packaging): tools/image.sh builds each architecture's library of the extension image against
+# its headers, and tests/system/image.sh starts that server with the image's files. Debian's
+# packages (unstable's, or experimental's for a major unstable does not have yet), the server, its
+# tools and headers with the C library and every library they need, unpacked (never installed) into
+# $PG_VERSIONS_DIR/debian-pgMAJOR-ARCH and kept for the next run, the way pg19_fetch does it (for
+# this machine's own architecture and 19, that prefix is this one). For this machine's architecture
+# the executables are pointed at the prefix's loader (patchelf); for another one every executable
+# runs under user-mode emulation (qemu-user-static, Debian's), through a script of the same name in
+# host-bin/ (the pg_config printed is the one there). The server binary itself is such a script in
+# the prefix's bin/ too (the real one is postgres.real), because initdb and pg_ctl start the
+# postgres beside them through /bin/sh, the machine's, which cannot run an arm64 executable itself.
+debian_pg_config() {
+  local major=$1 arch=$2
+  if [ "$arch" = "$(dpkg --print-architecture)" ] && [ "$major" = 19 ]; then pg19_fetch; return; fi
+  versions_dir_ready
+  with_lock "$PG_VERSIONS_DIR/debian-pg$major-$arch.lock" debian_pg_fetch "$major" "$arch"
+}
+
+debian_pg_fetch() {
+  local major=$1 arch=$2 dir="$PG_VERSIONS_DIR/debian-pg$1-$2" triplet mirror version libs f name
+  local bin=usr/lib/postgresql/$1/bin native=false
+  if [ -x "$dir/host-bin/pg_config" ]; then echo "$dir/host-bin/pg_config"; return; fi
+  case $arch in
+    amd64) triplet=x86_64-linux-gnu ;;
+    arm64) triplet=aarch64-linux-gnu ;;
+    *) echo "debian_pg_config: ARCH is amd64 or arm64, not '$arch'" >&2; return 2 ;;
+  esac
+  [ "$arch" != "$(dpkg --print-architecture)" ] || native=true
+  if $native; then apt_install_missing patchelf; else apt_install_missing qemu-user-static; fi
+  mirror=$(debian_mirror)
+  $SUDO rm -rf "$dir.tmp" && $SUDO mkdir -p "$dir.tmp/debs" "$dir.tmp/root" "$dir.tmp/apt/lists/partial"
+  printf 'deb %s unstable main\ndeb %s experimental main\n' "$mirror" "$mirror" | $SUDO tee "$dir.tmp/apt/sources.list" >/dev/null
+  # A private configuration for ARCH alone, with no package taken for installed.
+  local opts=(-o "Dir::Etc::sourcelist=$dir.tmp/apt/sources.list" -o Dir::Etc::sourceparts=-
+    -o "Dir::State::Lists=$dir.tmp/apt/lists" -o Dir::State::status=/dev/null
+    -o "APT::Architecture=$arch" -o "APT::Architectures=$arch")
+  $SUDO apt-get "${opts[@]}" update -qq >&2 || return
+  version=$(apt-cache "${opts[@]}" show "postgresql-$major" 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
+  [ -n "$version" ] || { echo "--- no postgresql-$major for $arch in Debian unstable or experimental (exit 1)" >&2; return 1; }
+  echo "==> fetching Debian's PostgreSQL $major for $arch ($version, with unstable's C library; once)" >&2
+  # The libraries of the closure (zlib1g is one whose name does not say so); libpq-dev: the
+  # extension links libpq (the lease's connections), which the linker finds as libpq.so.
+  libs=$(apt-cache "${opts[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+    --no-replaces --no-enhances "postgresql-$major=$version" "postgresql-client-$major=$version" | grep -E '^(lib|zlib1g$)' | sort -u)
+  # shellcheck disable=SC2086 # one package per word
+  (cd "$dir.tmp/debs" && $SUDO apt-get "${opts[@]}" download "postgresql-$major=$version" "postgresql-client-$major=$version" \
+    "postgresql-server-dev-$major=$version" libpq-dev $libs >&2 2> >(grep -v 'unsandboxed' >&2)) || return
+  for f in "$dir.tmp"/debs/*.deb; do $SUDO dpkg-deb -x "$f" "$dir.tmp/root" || return; done
+  $SUDO rm -f "$dir.tmp/root/usr/lib/postgresql/$major/lib/llvmjit"*
+  # /lib is /usr/lib on Debian (base-files makes the link, not unpacked here): where the
+  # executables' loader is named.
+  [ -e "$dir.tmp/root/lib" ] || $SUDO ln -s usr/lib "$dir.tmp/root/lib"
+  $SUDO mkdir -p "$dir.tmp/root/host-bin"
+  if $native; then
+    while read -r f; do
+      $SUDO patchelf --print-interpreter "$f" >/dev/null 2>&1 || continue
+      $SUDO patchelf --set-interpreter "$dir/usr/lib/$triplet/$(basename "$($SUDO patchelf --print-interpreter "$f")")" \
+        --force-rpath --set-rpath "$dir/usr/lib/$triplet:$dir/usr/lib/postgresql/$major/lib" "$f" || return
+    done < <(find "$dir.tmp/root/$bin" -type f -perm -u+x ! -name '*.so*')
+    for f in "$dir.tmp/root/$bin"/*; do $SUDO ln -s "$dir/$bin/$(basename "$f")" "$dir.tmp/root/host-bin/"; done
+  else
+    $SUDO mv "$dir.tmp/root/$bin/postgres" "$dir.tmp/root/$bin/postgres.real"
+    for f in "$dir.tmp/root/$bin"/*; do
+      name=$(basename "$f")
+      printf '#!/bin/sh\nexec qemu-%s-static -L %s %s "$@"\n' "${triplet%%-*}" "$dir" "$dir/$bin/$name" |
+        $SUDO tee "$dir.tmp/root/host-bin/${name%.real}" >/dev/null
+    done
+    printf '#!/bin/sh\nexec qemu-%s-static -L %s %s "$@"\n' "${triplet%%-*}" "$dir" "$dir/$bin/postgres.real" |
+      $SUDO tee "$dir.tmp/root/$bin/postgres" >/dev/null
+    $SUDO chmod 755 "$dir.tmp/root/host-bin/"* "$dir.tmp/root/$bin/postgres"
+  fi
+  $SUDO chmod -R a+rX "$dir.tmp/root"
+  $SUDO rm -rf "$dir" && $SUDO mv "$dir.tmp/root" "$dir" && $SUDO rm -rf "$dir.tmp"
+  "$dir/host-bin/postgres" --version >&2 || return
+  echo "$dir/host-bin/pg_config"
+}
