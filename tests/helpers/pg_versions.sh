@@ -223,11 +223,12 @@ debian_pg_fetch() {
   [ "$arch" != "$(dpkg --print-architecture)" ] || native=true
   if $native; then apt_install_missing patchelf; else apt_install_missing qemu-user-static; fi
   mirror=$(debian_mirror)
-  $SUDO rm -rf "$dir.tmp" && $SUDO mkdir -p "$dir.tmp/debs" "$dir.tmp/root" "$dir.tmp/apt/lists/partial"
+  $SUDO rm -rf "$dir.tmp" && $SUDO mkdir -p "$dir.tmp/debs" "$dir.tmp/root" "$dir.tmp/apt/lists/partial" "$dir.tmp/apt/cache"
   printf 'deb %s unstable main\ndeb %s experimental main\n' "$mirror" "$mirror" | $SUDO tee "$dir.tmp/apt/sources.list" >/dev/null
-  # A private configuration for ARCH alone, with no package taken for installed.
+  # A private configuration for ARCH alone, with no package taken for installed, and caches of its
+  # own (another architecture's fetch may run beside it).
   local opts=(-o "Dir::Etc::sourcelist=$dir.tmp/apt/sources.list" -o Dir::Etc::sourceparts=-
-    -o "Dir::State::Lists=$dir.tmp/apt/lists" -o Dir::State::status=/dev/null
+    -o "Dir::State::Lists=$dir.tmp/apt/lists" -o "Dir::Cache=$dir.tmp/apt/cache" -o Dir::State::status=/dev/null
     -o "APT::Architecture=$arch" -o "APT::Architectures=$arch")
   $SUDO apt-get "${opts[@]}" update -qq >&2 || return
   version=$(apt-cache "${opts[@]}" show "postgresql-$major" 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
