@@ -84,13 +84,18 @@ install_for() {
 
 as_pg() { runuser -u postgres -- "$@"; }
 
-# run_golden PORT: the pg_regress golden files (tests/pg_regress) against the server on PORT, with
-# the pg_regress of $PG_CONFIG's PGXS; returns its status. Results and diffs stay in tests/pg_regress.
+# run_golden PORT [OUTDIR]: the pg_regress golden files (tests/pg_regress) against the server on
+# PORT, with the pg_regress of $PG_CONFIG's PGXS; returns its status. Results and diffs go to
+# OUTDIR, by default tests/pg_regress (the build part's run, tests/all.sh). A system test gives a
+# directory of its own: it runs beside other majors' build parts, and two runs writing one results/
+# directory read each other's files half written.
 run_golden() {
-  (cd "$REPO/tests/pg_regress" && rm -rf results &&
+  local outdir=${2:-$REPO/tests/pg_regress}
+  mkdir -p "$outdir"
+  (cd "$REPO/tests/pg_regress" && rm -rf "$outdir/results" &&
     "$(dirname "$("$PG_CONFIG" --pgxs)")/../test/regress/pg_regress" \
       --bindir="$PGBIN" --host=127.0.0.1 --port="$1" --user=postgres \
-      --dbname=pg_idgen_regress --inputdir=. --outputdir=. \
+      --dbname=pg_idgen_regress --inputdir=. --outputdir="$outdir" \
       $(cd sql && ls *.sql | sed 's/\.sql$//'))
 }
 

@@ -97,9 +97,9 @@ check "the package owns the library" grep -q "^$name: " <<<"$(dpkg -S "$libdir/p
 cluster_init package $PORT
 cluster_start package
 status=0
-run_golden $PORT >"$out/golden.log" 2>&1 || status=$?
+run_golden $PORT "$out/regress" >"$out/golden.log" 2>&1 || status=$?
 check "the golden files pass against the package ($(grep -c '^ok\|\.\.\. ok' "$out/golden.log") ok)" eq "$status" 0
-[ "$status" -eq 0 ] || { tail -20 "$out/golden.log"; head -60 "$REPO/tests/pg_regress/regression.diffs" 2>/dev/null; }
+[ "$status" -eq 0 ] || { tail -20 "$out/golden.log"; head -60 "$out/regress/regression.diffs" 2>/dev/null; }
 q $PORT "CREATE EXTENSION pg_idgen"
 check "the extension in the package is $version" eq "$(q $PORT "SELECT extversion FROM pg_extension WHERE extname = 'pg_idgen'")" "$version"
 check "and makes IDs" eq "$(q $PORT "SELECT count(DISTINCT snowflake_next()) FROM generate_series(1, 1000)")" 1000
