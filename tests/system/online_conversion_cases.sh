@@ -22,7 +22,14 @@ done_within() {
   local i
   for i in $(seq 1 300); do
     case $(q $PORT "SELECT state FROM idgen.online_conversions WHERE table_name = '$1' ORDER BY id DESC LIMIT 1") in
-      done) return 0 ;; failed | stopped) q $PORT "SELECT error FROM idgen.online_conversions WHERE table_name = '$1'" >&2; return 1 ;;
+      done) return 0 ;;
+      failed | stopped)
+        # All that tells why: the stored state behind the view's, the worker and whether it runs.
+        q $PORT "SELECT 'state ' || v.state || ' (stored ' || c.state || '), error ' || coalesce(v.error, '(none)')
+                        || ', worker ' || coalesce(v.worker_pid::text, '(none)') || CASE WHEN v.running THEN ' running' ELSE ' gone' END
+                   FROM idgen.online_conversions v JOIN idgen_internal.online_conversions c USING (id)
+                  WHERE v.table_name = '$1' ORDER BY v.id DESC LIMIT 1" | sed 's/^/    /' >&2
+        return 1 ;;
     esac
     sleep 0.2
   done
