@@ -18,22 +18,31 @@ state() {
   out=$(echo "$out" | sed -n 's/^ERROR:  \([0-9A-Z]\{5\}\):.*/\1/p' | head -1)
   echo "${out:-ok}"
 }
+# done_within TABLE: true once the conversion of TABLE is done, false if it fails, stops or is
+# aborted, or after 60 s (saying so). It goes by the state the worker stores, not the view's: the
+# view has been seen to say 'stopped' for an instant while the worker ran on to 'done' (twice,
+# each time just after the postmaster's reinitialisation, cause not found yet); that moment is
+# printed as a NOTE, with the worker's pid and whether pg_stat_activity showed it.
 done_within() {
-  local i
+  local i row stored view
   for i in $(seq 1 300); do
-    case $(q $PORT "SELECT state FROM idgen.online_conversions WHERE table_name = '$1' ORDER BY id DESC LIMIT 1") in
+    row=$(q $PORT "SELECT c.state || ' ' || v.state || ' ' || coalesce(v.error, '(none)') || ', worker '
+                          || coalesce(c.worker_pid::text, '(none)') || CASE WHEN v.running THEN ' in' ELSE ' not in' END
+                          || ' pg_stat_activity as ' || coalesce((SELECT string_agg(coalesce(a.backend_type, '(null)'), ',')
+                                                                  FROM pg_stat_activity a WHERE a.pid = c.worker_pid), 'nothing')
+                     FROM idgen_internal.online_conversions c JOIN idgen.online_conversions v USING (id)
+                    WHERE v.table_name = '$1' ORDER BY c.id DESC LIMIT 1")
+    read -r stored view _ <<<"$row"
+    case $stored in
       done) return 0 ;;
-      failed | stopped)
-        # All that tells why: the stored state behind the view's, the worker and whether it runs.
-        q $PORT "SELECT 'state ' || v.state || ' (stored ' || c.state || '), error ' || coalesce(v.error, '(none)')
-                        || ', worker ' || coalesce(v.worker_pid::text, '(none)') || CASE WHEN v.running THEN ' running' ELSE ' gone' END
-                   FROM idgen.online_conversions v JOIN idgen_internal.online_conversions c USING (id)
-                  WHERE v.table_name = '$1' ORDER BY v.id DESC LIMIT 1" | sed 's/^/    /' >&2
-        return 1 ;;
+      failed | stopped | aborted) echo "    stored state, view's state, error, worker: $row" >&2; return 1 ;;
+    esac
+    case $view in
+      failed | stopped) echo "    NOTE: the view said $view while the stored state was: $row" >&2 ;;
     esac
     sleep 0.2
   done
-  echo "    waited 60 s for the conversion of $1" >&2
+  echo "    waited 60 s for the conversion of $1 (last: $row)" >&2
   return 1
 }
 
