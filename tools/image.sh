@@ -75,14 +75,20 @@ add_rust_target() {
   rustup target add "$1" >&2
 }
 
+# triplet ARCH: the GNU triplet of a Debian architecture (Rust's target is <arch>-unknown-linux-gnu).
+triplet() {
+  case $1 in
+    amd64) echo x86_64-linux-gnu ;;
+    arm64) echo aarch64-linux-gnu ;;
+    *) echo "$0: IDGEN_IMAGE_ARCHES: amd64 or arm64, not '$1'" >&2; exit 2 ;;
+  esac
+}
+
 # build ARCH: that architecture's files of the extension in $tree/ARCH (cargo pgrx package).
 build() {
   local arch=$1 pgc triplet rust_target target_dir cross=()
-  case $arch in
-    amd64) triplet=x86_64-linux-gnu rust_target=x86_64-unknown-linux-gnu ;;
-    arm64) triplet=aarch64-linux-gnu rust_target=aarch64-unknown-linux-gnu ;;
-    *) echo "$0: IDGEN_IMAGE_ARCHES: amd64 or arm64, not '$arch'" >&2; exit 2 ;;
-  esac
+  triplet=$(triplet "$arch") || exit 2
+  rust_target=${triplet%%-*}-unknown-linux-gnu
   pgc=$(debian_pg_config "$major" "$arch")
   # Its own target directory, unless that PostgreSQL is the one given (19: Debian's already).
   target_dir=$CARGO_TARGET_DIR
@@ -97,9 +103,7 @@ build() {
   echo "==> $arch: the library, against $("$pgc" --version) ($pgc)" >&2
   PGRX_PG_CONFIG_PATH=$pgc CARGO_TARGET_DIR=$target_dir cargo pgrx package --pg-config "$pgc" "${cross[@]}" \
     --no-default-features --features "pg$major" --out-dir "$tree/$arch" >&2
-  strip_for[$arch]=$([ "$arch" = "$host_arch" ] && echo strip || echo "$triplet-strip")
 }
-declare -A strip_for
 for arch in $arches; do build "$arch"; done
 
 mkdir -p "$out"
@@ -141,7 +145,7 @@ for arch in $arches; do
   # Upgrade scripts from every released version (cargo pgrx package copies only the install script).
   install -m 644 sql/pg_idgen--*--*.sql "$rootfs/share/extension/"
   install -m 644 LICENSE "$rootfs/licenses/pg_idgen/LICENSE"
-  "${strip_for[$arch]}" --strip-unneeded "$rootfs/lib/pg_idgen.so"
+  "$([ "$arch" = "$host_arch" ] && echo strip || echo "$(triplet "$arch")-strip")" --strip-unneeded "$rootfs/lib/pg_idgen.so"
   find "$rootfs" -exec touch -h -d "@$epoch" {} +
   umoci repack --history.created "$created" --history.created_by "tools/image.sh" \
     --history.comment "pg_idgen $version for PostgreSQL $major ($arch)" --image "$layout:$tag-$arch" "$bundle/b" >&2
