@@ -1942,12 +1942,7 @@ COMMENT ON TABLE idgen_internal.online_conversion_steps IS
 
 CREATE VIEW idgen.online_conversions WITH (security_invoker = true) AS
     SELECT c.id, c.relation_name AS table_name, c.column_name, c.onto,
-           -- A worker just started is not in pg_stat_activity until it has connected: 'starting'
-           -- becomes 'stopped' only if it has not shown up within a minute.
-           CASE WHEN c.state = 'running' AND NOT alive.running THEN 'stopped'
-                WHEN c.state = 'starting' AND NOT alive.running
-                     AND c.updated_at < pg_catalog.clock_timestamp() - interval '1 minute' THEN 'stopped'
-                ELSE c.state END AS state,
+           idgen_internal.online_conversion_state(c.id, c.state, c.updated_at) AS state,
            (SELECT s.step FROM idgen_internal.online_conversion_steps s
              WHERE s.conversion = c.id AND s.done_at IS NULL ORDER BY s.step LIMIT 1) AS next_step,
            (SELECT count(*) FROM idgen_internal.online_conversion_steps s WHERE s.conversion = c.id)::integer AS steps,
@@ -1964,11 +1959,9 @@ CREATE VIEW idgen.online_conversions WITH (security_invoker = true) AS
              WHERE s.conversion = c.id) AS lock_ms_max,
            (SELECT coalesce(sum(s.attempts), 0) FROM idgen_internal.online_conversion_steps s
              WHERE s.conversion = c.id AND s.kind = 'lock')::integer AS lock_attempts,
-           alive.running, c.worker_pid, c.error, c.started_at, c.updated_at, c.finished_at
-      FROM idgen_internal.online_conversions c
-      CROSS JOIN LATERAL (SELECT c.worker_pid IS NOT NULL
-                                 AND EXISTS (SELECT FROM pg_catalog.pg_stat_activity a
-                                              WHERE a.pid = c.worker_pid AND a.backend_type = 'pg_idgen online conversion') AS running) alive;
+           idgen_internal.online_conversion_worker(c.id) IS NOT NULL AS running, c.worker_pid, c.error,
+           c.started_at, c.updated_at, c.finished_at
+      FROM idgen_internal.online_conversions c;
 
 COMMENT ON VIEW idgen.online_conversions IS
     'Online key conversions the caller may see (those started by a role it is a member of): state, the step being done, rows copied and left, and how long the steps held locks that block the application (lock_ms_total, lock_ms_max).';
@@ -1998,8 +1991,6 @@ COMMENT ON COLUMN idgen.online_conversions.lock_ms_total IS 'Milliseconds, in to
 COMMENT ON COLUMN idgen.online_conversions.lock_ms_max IS 'The longest such hold, in milliseconds.';
 
 COMMENT ON COLUMN idgen.online_conversions.lock_attempts IS 'Attempts of the steps that take such locks (more than one each: a lock_timeout expired and the step was retried).';
-
-COMMENT ON COLUMN idgen.online_conversions.running IS 'Whether its worker runs now.';
 
 COMMENT ON COLUMN idgen.online_conversions.worker_pid IS 'The process ID of its last worker.';
 
@@ -2570,9 +2561,8 @@ BEGIN
     IF NOT FOUND OR c.state IN ('done', 'aborted') THEN
         RETURN;
     END IF;
-    IF c.worker_pid IS DISTINCT FROM pg_backend_pid()
-       AND EXISTS (SELECT FROM pg_stat_activity a WHERE a.pid = c.worker_pid AND a.backend_type = 'pg_idgen online conversion') THEN
-        -- Another worker runs it.
+    IF idgen_internal.online_conversion_worker(conv) IS DISTINCT FROM pg_backend_pid() THEN
+        -- Only the worker that holds the conversion's lock runs its steps.
         RETURN;
     END IF;
     RETURN QUERY SELECT s.step, s.kind, s.statement, c.batch_pause
@@ -3041,6 +3031,68 @@ IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'uuid_larger_wrapper';
 
+-- Whether a conversion's worker runs: the worker holds a lock for as long as it lives
+-- (src/online/mod.rs, LOCK_SPACE): a session-level advisory lock on the conversion's id in a key
+-- space of its own (objsubid 26980; pg_advisory_lock's are 1 and 2), taken before its first
+-- step and released only by its exit, a crash included. No SQL function takes such a lock, and
+-- a reused process ID holds none, so the holder is the conversion's worker; a second worker
+-- started for the same conversion finds it held and ends at once. pg_locks is read anew at each
+-- call (pg_stat_activity, once per transaction).
+CREATE FUNCTION idgen_internal.online_conversion_worker(conv bigint) RETURNS integer
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT l.pid FROM pg_catalog.pg_locks l
+     WHERE l.locktype = 'advisory' AND l.objsubid = 26980 AND l.granted AND l.mode = 'ExclusiveLock'
+       AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())
+       AND l.classid = (conv >> 32)::pg_catalog.oid AND l.objid = (conv & 4294967295)::pg_catalog.oid
+     LIMIT 1;
+$$;
+
+-- The stored state of a conversion as the latest snapshot sees it (NULL if the caller is not a
+-- member of its role), whatever the caller's snapshot.
+CREATE FUNCTION idgen_internal.online_conversion_latest_state(conv bigint) RETURNS text
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'online_conversion_latest_state_wrapper';
+
+-- The state the view shows. A stored 'running' (or 'starting') with no worker is a worker that
+-- ended without saying how (killed, cancelled, the server restarted): 'stopped'. But the
+-- caller's snapshot may be older than the worker's last commit: a worker records 'done'
+-- (or 'failed'), commits, and exits, so a statement that began before that commit sees
+-- 'running' and then finds no worker. So before saying 'stopped' this looks at the stored state
+-- as it is after finding no worker, and then for a worker again (one started in between).
+CREATE FUNCTION idgen_internal.online_conversion_state(conv bigint, stored text, updated timestamptz) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    latest text := stored;
+BEGIN
+    IF stored NOT IN ('starting', 'running') OR idgen_internal.online_conversion_worker(conv) IS NOT NULL THEN
+        RETURN stored;
+    END IF;
+    FOR attempt IN 1..2 LOOP
+        latest := coalesce(idgen_internal.online_conversion_latest_state(conv), latest);
+        IF latest NOT IN ('starting', 'running') OR idgen_internal.online_conversion_worker(conv) IS NOT NULL THEN
+            RETURN latest;
+        END IF;
+    END LOOP;
+    -- A worker just started holds its lock only once it has connected: 'starting' becomes
+    -- 'stopped' only if none has shown up within a minute.
+    IF latest = 'starting' AND updated >= clock_timestamp() - interval '1 minute' THEN
+        RETURN 'starting';
+    END IF;
+    RETURN 'stopped';
+END
+$$;
+
+COMMENT ON COLUMN idgen.online_conversions.running IS 'Whether its worker runs now (it holds the conversion''s lock).';
+
+COMMENT ON FUNCTION idgen_internal.online_conversion_worker(bigint) IS
+  'The process ID of the worker that runs a conversion (it holds the conversion''s lock), NULL if none does.';
+
+COMMENT ON FUNCTION idgen_internal.online_conversion_latest_state(bigint) IS
+  'A conversion''s stored state as the latest snapshot sees it, for a member of its role (NULL otherwise).';
+
+COMMENT ON FUNCTION idgen_internal.online_conversion_state(bigint, text, timestamptz) IS
+  'The state idgen.online_conversions shows: the stored one, or stopped for a conversion no worker runs that no worker ended.';
+
 COMMENT ON FUNCTION id_worker_id(bigint) IS
   'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
 
@@ -3402,7 +3454,9 @@ GRANT EXECUTE ON FUNCTION idgen.convert_online(regclass, name, text, integer, in
     idgen_internal.online_conversion_copy_batch(bigint, integer), idgen_internal.online_conversion_index_leftover(bigint, integer),
     idgen_internal.online_conversion_run_step(bigint, integer), idgen_internal.online_conversion_finish(bigint, text, text),
     idgen_internal.online_conversion_launch(bigint), idgen_internal.online_conversion_of(regclass, text),
-    idgen_internal.online_conversion_stop(bigint), idgen_internal.online_conversion_copy() TO PUBLIC;
+    idgen_internal.online_conversion_stop(bigint), idgen_internal.online_conversion_copy(),
+    idgen_internal.online_conversion_worker(bigint), idgen_internal.online_conversion_latest_state(bigint),
+    idgen_internal.online_conversion_state(bigint, text, timestamptz) TO PUBLIC;
 
 GRANT EXECUTE ON PROCEDURE idgen.convert_online_wait(regclass, interval) TO PUBLIC;
 

@@ -494,7 +494,9 @@ GRANT EXECUTE ON FUNCTION idgen.convert_online(regclass, name, text, integer, in
     idgen_internal.online_conversion_copy_batch(bigint, integer), idgen_internal.online_conversion_index_leftover(bigint, integer),
     idgen_internal.online_conversion_run_step(bigint, integer), idgen_internal.online_conversion_finish(bigint, text, text),
     idgen_internal.online_conversion_launch(bigint), idgen_internal.online_conversion_of(regclass, text),
-    idgen_internal.online_conversion_stop(bigint), idgen_internal.online_conversion_copy() TO PUBLIC;
+    idgen_internal.online_conversion_stop(bigint), idgen_internal.online_conversion_copy(),
+    idgen_internal.online_conversion_worker(bigint), idgen_internal.online_conversion_latest_state(bigint),
+    idgen_internal.online_conversion_state(bigint, text, timestamptz) TO PUBLIC;
 GRANT EXECUTE ON PROCEDURE idgen.convert_online_wait(regclass, interval) TO PUBLIC;
 -- The key bounds a condition on the time inside a key adds (idgen.time_conditions): they run in
 -- every role's queries. Arithmetic of their arguments, nothing else (IMMUTABLE; STABLE those of a

@@ -31,8 +31,12 @@ extension_sql_file!(
     requires = ["adopt"],
 );
 
-/// The worker's type in pg_stat_activity (the view `idgen.online_conversions` matches on it).
+/// The worker's type in pg_stat_activity.
 const WORKER_TYPE: &str = "pg_idgen online conversion";
+
+/// The key space of the lock each conversion's worker holds (`objsubid` in pg_locks; ASCII "id");
+/// `idgen_internal.online_conversion_worker` looks for it.
+const LOCK_SPACE: u16 = 0x6964;
 
 #[cfg(any(feature = "pg15", feature = "pg16"))]
 const BYPASS_LOGIN_CHECK: u32 = 0;
@@ -415,6 +419,14 @@ pub extern "C-unwind" fn pg_idgen_online_conversion_main(_arg: pg_sys::Datum) {
     // the tables of conversions would drop this worker's writes (their REPLICA trigger, for
     // logical replication's apply workers) and it would run its steps again and again.
     pg::set_for_process(c"session_replication_role", c"origin");
+    // The conversion's lock, held until this process exits (idgen_internal.online_conversion_worker
+    // reads it): it says this worker runs the conversion, and that no other does. (Code of the
+    // conversion's own role that runs here, a trigger that calls pg_advisory_unlock_all(), could
+    // let it go; only that role's own conversion would suffer.)
+    if !pg::session_lock::try_hold(LOCK_SPACE, conv) {
+        pgrx::log!("pg_idgen online conversion {conv}: another worker runs it");
+        return;
+    }
     // The launching transaction first: its rows are the conversion.
     if xid != 0 {
         BackgroundWorker::transaction(|| {
@@ -476,8 +488,9 @@ pub extern "C-unwind" fn pg_idgen_online_conversion_main(_arg: pg_sys::Datum) {
 /// worker must be running): SIGTERM ends the statement it runs and the worker with it.
 #[pg_extern(volatile, parallel_unsafe, sql = false)]
 fn online_conversion_stop(conv: i64) -> bool {
+    // The process that holds the conversion's lock: its worker, whatever pid the row recorded.
     let pid = Spi::get_one_with_args::<i32>(
-        "SELECT worker_pid FROM idgen.online_conversions WHERE id = $1 AND running",
+        "SELECT idgen_internal.online_conversion_worker(c.id) FROM idgen_internal.online_conversions c WHERE c.id = $1",
         &[conv.into()],
     )
     .ok()
@@ -487,4 +500,43 @@ fn online_conversion_stop(conv: i64) -> bool {
     };
     // SAFETY: a signal to a process this query just found to be the conversion's worker.
     unsafe { libc::kill(pid, libc::SIGTERM) == 0 }
+}
+
+/// The stored state of conversion `conv` as the latest snapshot sees it
+/// (`idgen_internal.online_conversion_latest_state`), whatever snapshot the caller's statement
+/// or REPEATABLE READ transaction reads: the view asks for it when it finds no worker, to tell a
+/// worker that ended the conversion after the caller's snapshot from one that was killed. None
+/// for a caller who is not a member of the conversion's role (row level security's rule for the
+/// table, which this scan does not go through).
+#[pg_extern(volatile, parallel_unsafe, sql = false)]
+fn online_conversion_latest_state(conv: i64) -> Option<String> {
+    let mut found: Option<(Option<pg_sys::Oid>, Option<String>)> = None;
+    pg::latest_scan::with_table(c"idgen_internal", c"online_conversions", |rel| {
+        // SAFETY: rel is open and locked for the call; each column is looked up by name and read
+        // while the scan holds its row, the text copied out.
+        unsafe {
+            let desc = (*rel).rd_att;
+            let (id_at, role_at, state_at) = (
+                pg_sys::SPI_fnumber(desc, c"id".as_ptr()),
+                pg_sys::SPI_fnumber(desc, c"role".as_ptr()),
+                pg_sys::SPI_fnumber(desc, c"state".as_ptr()),
+            );
+            pg::latest_scan::scan_open(rel, |datum| {
+                if found.is_none() && datum(id_at).map(|d| d.value() as i64) == Some(conv) {
+                    found = Some((
+                        datum(role_at).map(|d| pg_sys::Oid::from(d.value() as u32)),
+                        datum(state_at).and_then(|d| String::from_datum(d, false)),
+                    ));
+                }
+            });
+        }
+    });
+    let (role, state) = found?;
+    // SAFETY: a catalog lookup of role membership, in the caller's transaction.
+    let member = unsafe { pg_sys::has_privs_of_role(pg_sys::GetUserId(), role?) };
+    if member {
+        state
+    } else {
+        None
+    }
 }

@@ -130,11 +130,10 @@ pub extern "C-unwind" fn pg_idgen_online_checker_main(_arg: pg_sys::Datum) {
                        FROM idgen_internal.online_conversions c
                        JOIN pg_catalog.pg_roles r ON r.oid = c.role
                       WHERE c.state IN ('starting', 'running')
-                        AND NOT EXISTS (SELECT FROM pg_catalog.pg_stat_activity a
-                                         WHERE a.pid = c.worker_pid AND a.backend_type = $1)
+                        AND idgen_internal.online_conversion_worker(c.id) IS NULL
                       ORDER BY c.id",
                     None,
-                    &[super::WORKER_TYPE.into()],
+                    &[],
                 )
                 .and_then(|rows| {
                     rows.map(|row| {

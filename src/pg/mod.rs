@@ -16,6 +16,7 @@ pub mod planner_hook;
 pub mod plans;
 pub mod privilege_hint;
 pub mod recovery;
+pub mod session_lock;
 pub mod shmem;
 pub mod spi_read;
 pub mod strong_random;
