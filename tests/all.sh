@@ -105,6 +105,8 @@ took "building and installing" "$start"
 if [ "$PG" = 15 ]; then
   step "each function's SQL comment is its doc comment" bash tests/sql_comments.sh \
     "$("$PG_CONFIG" --sharedir)/extension/pg_idgen--$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1).sql"
+  step "the install script in one order, whatever order pgrx wrote" bash tests/canonical_sql.sh \
+    "$("$PG_CONFIG" --sharedir)/extension/pg_idgen--$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1).sql"
 fi
 
 start=$SECONDS

@@ -32,9 +32,10 @@
 # either is set) and CloudNativePG's io.cloudnativepg.image.base.*, on each image and on the index;
 # the license is in /licenses.
 # pgrx orders the install script it generates differently from one build to the next (the same
-# statements; its dependency graph leaves ties), so the image of a released version carries that
-# version's frozen script (sql/released/pg_idgen--<version>.sql) instead, and IDGEN_IMAGE_INSTALL_SQL=FILE
-# gives another (the test gives both builds the first one's).
+# blocks; its dependency graph leaves ties, numbered in a HashMap's order): the image carries that
+# script put in one order of the same dependencies by tools/canonical_sql.py, the same from every
+# build of a commit. The image of a released version carries that version's frozen script
+# (sql/released/pg_idgen--<version>.sql) instead, and IDGEN_IMAGE_INSTALL_SQL=FILE gives another.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source tools/rust_toolchain.sh
@@ -139,8 +140,9 @@ for arch in $arches; do
   find "$tree/$arch" -path '*/extension/pg_idgen*' -type f -exec install -m 644 {} "$rootfs/share/extension/" \;
   [ -f "$rootfs/lib/pg_idgen.so" ] || { echo "$0: no pg_idgen.so in the $arch build" >&2; exit 1; }
   [ -f "$rootfs/share/extension/pg_idgen--$version.sql" ] || { echo "$0: no pg_idgen--$version.sql in the build" >&2; exit 1; }
-  # One install script for every architecture: the first build's, unless one is given.
-  [ -n "$install_sql" ] || { install_sql=$tree/install.sql && cp "$rootfs/share/extension/pg_idgen--$version.sql" "$install_sql"; }
+  # One install script for every architecture: the first build's, in its one order, unless one
+  # is given.
+  [ -n "$install_sql" ] || { install_sql=$tree/install.sql && python3 tools/canonical_sql.py "$rootfs/share/extension/pg_idgen--$version.sql" --out "$install_sql"; }
   install -m 644 "$install_sql" "$rootfs/share/extension/pg_idgen--$version.sql"
   # Upgrade scripts from every released version (cargo pgrx package copies only the install script).
   install -m 644 sql/pg_idgen--*--*.sql "$rootfs/share/extension/"
