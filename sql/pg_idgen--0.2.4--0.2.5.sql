@@ -16,6 +16,8 @@ STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'snowflake_next_wrapper';
 -- @replace function snowflake_next_batch
+-- Skipped due to `#[pgrx(sql = false)]`
+
 CREATE OR REPLACE FUNCTION "snowflake_next_batch"(
 	"n" INT /* Option < i32 > */
 ) RETURNS SETOF bigint /* i64 */
@@ -313,6 +315,10 @@ END
 $$;
 
 -- @new objects
+-- Skipped due to `#[pgrx(sql = false)]`
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
 -- IDs at a past time (docs/backfill.md): the counters of backfill blocks. A row is a bucket of
 -- 1,024 ticks of one stream (a backfill worker id, or -1 for UUIDv7s); next_seq is the first
 -- sequence number no block of it has had. Only the allocator worker writes it, committing
@@ -358,15 +364,290 @@ CREATE TRIGGER backfill_counters_forward BEFORE UPDATE OR DELETE ON idgen_intern
 CREATE TRIGGER backfill_counters_keep BEFORE TRUNCATE ON idgen_internal.backfill_counters
     FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.backfill_counters_guard();
 
-CREATE FUNCTION "ulid_next"() RETURNS TEXT
+CREATE  FUNCTION "snowflake_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_at_wrapper';
 
-CREATE FUNCTION "uuidv7_next"() RETURNS uuid
+CREATE  FUNCTION "snowflake_at_batch"(
+	"ts" timestamp with time zone[] /* Array < '_, TimestampWithTimeZone > */
+) RETURNS bigint[] /* Vec < i64 > */
 STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'snowflake_at_batch_wrapper';
+
+CREATE  FUNCTION "uuidv7_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS uuid /* Uuid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_at_wrapper';
+
+CREATE  FUNCTION "uuidv7_at_batch"(
+	"ts" timestamp with time zone[] /* Array < '_, TimestampWithTimeZone > */
+) RETURNS uuid[] /* Vec < Uuid > */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_at_batch_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_lower"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_lower_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_lower_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_upper_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_lower"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_lower"(
+	"d" date, /* Date */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."id_time_upper"(
+	"d" date, /* Date */
+	"inclusive" bool, /* bool */
+	"layout" TEXT /* & str */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_time_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
+	"ts" timestamp, /* Timestamp */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
+	"d" date, /* Date */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
+	"d" date, /* Date */
+	"inclusive" bool /* bool */
+) RETURNS uuid /* Option < Uuid > */
+STRICT STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_time_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."within_range_support"(
+	"request" internal /* Internal */
+) RETURNS internal /* Internal */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'within_range_support_wrapper';
+
+-- requires:
+--   within_range_support
+CREATE  FUNCTION idgen_internal."within_range"(
+	"condition" bool /* Option < bool > */
+) RETURNS bool /* Option < bool > */
+IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."within_range_support"
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'within_range_wrapper';
+
+CREATE  FUNCTION idgen_internal."key_range_estimate_support"(
+	"request" internal /* Internal */
+) RETURNS internal /* Internal */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'key_range_estimate_support_wrapper';
+
+-- requires:
+--   key_range_estimate_support
+CREATE  FUNCTION idgen_internal."key_range_estimate"(
+	"key" uuid /* Option < Uuid > */
+) RETURNS bool /* bool */
+IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."key_range_estimate_support"
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'key_range_estimate_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_lower"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_upper"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_lower"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_local_upper"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_local_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" timestamp, /* Option < Timestamp > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_local_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_lower"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_lower_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."time_trunc_upper"(
+	"c" date, /* Option < Date > */
+	"unit" TEXT, /* Option < & str > */
+	"zone" TEXT /* Option < & str > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+STABLE PARALLEL SAFE  
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'time_trunc_upper_date_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuid_larger"(
+	"a" uuid, /* Uuid */
+	"b" uuid /* Uuid */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_larger_wrapper';
+
+CREATE  FUNCTION idgen_internal."uuid_smaller"(
+	"a" uuid, /* Uuid */
+	"b" uuid /* Uuid */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_smaller_wrapper';
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
+CREATE  FUNCTION "id_worker_id"(
+	"id" bigint /* i64 */
+) RETURNS bigint /* Option < i64 > */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_worker_id_wrapper';
+
+CREATE  FUNCTION "id_worker_id"(
+	"id" bigint, /* Option < i64 > */
+	"layout" TEXT /* Option < & str > */
+) RETURNS bigint /* Option < i64 > */
+IMMUTABLE PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'id_worker_id_with_wrapper';
 
 CREATE  FUNCTION "id_range"(
 	"since" timestamp with time zone, /* TimestampWithTimeZone */
@@ -406,156 +687,372 @@ IMMUTABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'id_span_with_wrapper';
 
-CREATE  FUNCTION "id_worker_id"(
-	"id" bigint /* i64 */
+CREATE  FUNCTION idgen_internal."column_max"(
+	"tbl" oid, /* pg_sys :: Oid */
+	"col" TEXT /* & str */
+) RETURNS NUMERIC /* Option < AnyNumeric > */
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'column_max_wrapper';
+
+COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
+
+CREATE  FUNCTION idgen."encrypt_id"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
 ) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'encrypt_id_wrapper';
+
+CREATE  FUNCTION idgen."decrypt_id"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'decrypt_id_wrapper';
+
+CREATE  FUNCTION idgen."encrypt_id_js_safe"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'encrypt_id_js_safe_wrapper';
+
+CREATE  FUNCTION idgen."decrypt_id_js_safe"(
+	"id" bigint, /* Option < i64 > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS bigint /* Option < i64 > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'decrypt_id_js_safe_wrapper';
+
+CREATE  FUNCTION idgen."encrypt_uuid"(
+	"id" uuid, /* Option < pgrx :: Uuid > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS uuid /* Option < pgrx :: Uuid > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'encrypt_uuid_wrapper';
+
+CREATE  FUNCTION idgen."decrypt_uuid"(
+	"id" uuid, /* Option < pgrx :: Uuid > */
+	"key" TEXT, /* Option < & str > */
+	"version" INT DEFAULT NULL /* Option < i32 > */
+) RETURNS uuid /* Option < pgrx :: Uuid > */
+STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'decrypt_uuid_wrapper';
+
+CREATE  FUNCTION idgen."id_to_public"(
+	"id" bigint, /* i64 */
+	"key" TEXT /* & str */
+) RETURNS TEXT /* String */
 STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_worker_id_wrapper';
+AS 'MODULE_PATHNAME', 'id_to_public_wrapper';
 
-CREATE  FUNCTION "id_worker_id"(
-	"id" bigint, /* Option < i64 > */
-	"layout" TEXT /* Option < & str > */
-) RETURNS bigint /* Option < i64 > */
-IMMUTABLE PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_worker_id_with_wrapper';
-
--- Skipped due to `#[pgrx(sql = false)]`
-
--- Skipped due to `#[pgrx(sql = false)]`
-
--- Skipped due to `#[pgrx(sql = false)]`
-
--- Skipped due to `#[pgrx(sql = false)]`
-
--- Skipped due to `#[pgrx(sql = false)]`
-
--- Skipped due to `#[pgrx(sql = false)]`
-
-CREATE  FUNCTION "snowflake_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
+CREATE  FUNCTION idgen."public_to_id"(
+	"public_id" TEXT, /* & str */
+	"key" TEXT /* & str */
 ) RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
+STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'snowflake_at_wrapper';
+AS 'MODULE_PATHNAME', 'public_to_id_wrapper';
 
-CREATE  FUNCTION "snowflake_at_batch"(
-	"ts" timestamp with time zone[] /* Array < '_, TimestampWithTimeZone > */
-) RETURNS bigint[] /* Vec < i64 > */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'snowflake_at_batch_wrapper';
-
--- Skipped due to `#[pgrx(sql = false)]`
-
-CREATE  FUNCTION "typeid_from_uuid"(
-	"prefix" TEXT, /* & str */
-	"id" uuid /* Uuid */
+CREATE  FUNCTION idgen."uuid_to_public"(
+	"id" uuid, /* pgrx :: Uuid */
+	"key" TEXT /* & str */
 ) RETURNS TEXT /* String */
-IMMUTABLE STRICT PARALLEL SAFE
+STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'typeid_from_uuid_wrapper';
+AS 'MODULE_PATHNAME', 'uuid_to_public_wrapper';
 
-CREATE  FUNCTION "typeid_next"(
-	"prefix" TEXT /* Option < & str > */
-) RETURNS TEXT /* String */
-VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION idgen."public_to_uuid"(
+	"public_id" TEXT, /* & str */
+	"key" TEXT /* & str */
+) RETURNS uuid /* pgrx :: Uuid */
+STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'typeid_next_wrapper';
+AS 'MODULE_PATHNAME', 'public_to_uuid_wrapper';
 
-CREATE  FUNCTION "typeid_prefix"(
-	"typeid" TEXT /* & str */
-) RETURNS TEXT /* String */
-IMMUTABLE STRICT PARALLEL SAFE
+CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea /* Vec < u8 > */
+STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'typeid_prefix_wrapper';
+AS 'MODULE_PATHNAME', 'public_key_random_wrapper';
 
-CREATE  FUNCTION "typeid_to_uuid"(
-	"typeid" TEXT /* & str */
-) RETURNS uuid /* Uuid */
-IMMUTABLE STRICT PARALLEL SAFE
+CREATE  FUNCTION idgen_internal."public_key_fingerprint"(
+	"name" TEXT, /* & str */
+	"version" INT /* i32 */
+) RETURNS TEXT /* Option < String > */
+STRICT STABLE PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'typeid_to_uuid_wrapper';
+AS 'MODULE_PATHNAME', 'public_key_fingerprint_wrapper';
 
-CREATE  FUNCTION "typeid_to_uuid"(
-	"typeid" TEXT, /* & str */
-	"prefix" TEXT /* & str */
-) RETURNS uuid /* Uuid */
-IMMUTABLE STRICT PARALLEL SAFE 
+CREATE FUNCTION idgen_internal."public_keys_changed"()
+	RETURNS TRIGGER
+	LANGUAGE c
+	AS 'MODULE_PATHNAME', 'public_keys_changed_wrapper';
+
+-- requires:
+--   public_keys_changed
+--   public_key_random
+--   public_key_fingerprint
+--   encrypt_id
+--   decrypt_id
+--   encrypt_id_js_safe
+--   decrypt_id_js_safe
+--   encrypt_uuid
+--   decrypt_uuid
+--   id_to_public
+--   public_to_id
+--   uuid_to_public
+--   public_to_uuid
+
+-- Public IDs (README, "Public IDs"): the keys. Only the table's owner (a superuser) may read
+-- idgen_internal.public_keys; administrators (idgen_admin) create, rotate and drop keys through
+-- the functions below, which never return a key; everyone may encrypt and decrypt with a key by
+-- its name (src/public_id.rs), and see the keys' names, prefixes, versions and fingerprints in
+-- idgen.public_keys.
+CREATE TABLE idgen_internal.public_keys (
+    name text NOT NULL CHECK (name ~ '^[a-z][a-z0-9_]{0,62}$'),
+    version integer NOT NULL CHECK (version BETWEEN 1 AND 1023),
+    prefix text NOT NULL CHECK (prefix ~ '^([a-z][a-z0-9]{0,15})?$'),
+    -- NULL once the version is dropped: the row stays, so its number is never used again.
+    key bytea CHECK (length(key) IN (16, 24, 32)),
+    created_at timestamptz NOT NULL DEFAULT now(),
+    created_by name NOT NULL DEFAULT session_user,
+    dropped_at timestamptz,
+    PRIMARY KEY (name, version)
+);
+
+COMMENT ON TABLE idgen_internal.public_keys IS 'The keys of public IDs (AES keys for FF1). Readable by superusers only; back it up as a secret.';
+
+-- pg_dump keeps the keys (a dump made by a superuser holds them: keep it as a secret); a dump
+-- made by a role that may not read them fails on this table rather than leave them out.
+SELECT pg_catalog.pg_extension_config_dump('idgen_internal.public_keys', '');
+
+REVOKE ALL ON idgen_internal.public_keys FROM PUBLIC;
+
+CREATE TRIGGER public_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen_internal.public_keys
+    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.public_keys_changed();
+
+-- The arguments are checked before the row is written, so that no constraint's error (whose
+-- DETAIL shows the failing row) can ever print a key.
+CREATE FUNCTION idgen_internal.public_key_check(name text, prefix text, key bytea) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF name IS NULL OR name !~ '^[a-z][a-z0-9_]{0,62}$' THEN
+        RAISE EXCEPTION 'a public key''s name is 1 to 63 of a-z, 0-9 and _, starting with a letter: %', coalesce(quote_literal(name), 'NULL')
+            USING ERRCODE = '22023';
+    END IF;
+    IF prefix IS NULL OR prefix !~ '^([a-z][a-z0-9]{0,15})?$' THEN
+        RAISE EXCEPTION 'a public ID prefix is empty or 1 to 16 of a-z and 0-9, starting with a letter: %', coalesce(quote_literal(prefix), 'NULL')
+            USING ERRCODE = '22023', HINT = 'The text form is prefix_ and 22 characters; the prefix names the kind of ID (inv, usr).';
+    END IF;
+    IF key IS NOT NULL AND length(key) NOT IN (16, 24, 32) THEN
+        RAISE EXCEPTION 'an AES key is 16, 24 or 32 bytes, not %', length(key)
+            USING ERRCODE = '22023', HINT = 'Leave key out for a random 32-byte key; give the same key on every node that must read the same public IDs.';
+    END IF;
+END
+$$;
+
+-- A key given as a literal stays in the statement's text, which pg_stat_activity (while the
+-- session is in it) and pg_stat_statements (inside a DO block or a function, and with
+-- track = all) show to every member of pg_monitor: warn, so that the caller passes it as a bind
+-- parameter instead (docs/public-ids.md).
+CREATE FUNCTION idgen_internal.public_key_in_statement(key bytea) RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    text_of_statement text := lower(coalesce(current_query(), ''));
+BEGIN
+    IF key IS NOT NULL AND (position(encode(key, 'hex') IN text_of_statement) > 0
+                            OR position(lower(encode(key, 'base64')) IN text_of_statement) > 0) THEN
+        RAISE WARNING 'the key''s bytes are in the text of the statement'
+            USING ERRCODE = '01000',
+                  DETAIL = 'pg_stat_activity and pg_stat_statements keep statement texts, and every member of pg_monitor reads them: whoever read this one has the key.',
+                  HINT = 'Pass the key as a bind parameter (psql 16 or later: \bind; a driver''s query parameters), never as a literal; for this key, rotate it (idgen.public_key_rotate) with bytes given that way.';
+    END IF;
+END
+$$;
+
+CREATE FUNCTION idgen.public_key_create(name text, prefix text DEFAULT '', key bytea DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    PERFORM idgen_internal.public_key_check(public_key_create.name, public_key_create.prefix, public_key_create.key);
+    PERFORM idgen_internal.public_key_in_statement(public_key_create.key);
+    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_create.name));
+    IF EXISTS (SELECT FROM idgen_internal.public_keys k WHERE k.name = public_key_create.name) THEN
+        RAISE EXCEPTION 'public key "%" exists', public_key_create.name
+            USING ERRCODE = '42710', HINT = 'Make a new version with idgen.public_key_rotate(), or drop the key first with idgen.public_key_drop().';
+    END IF;
+    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
+    VALUES (public_key_create.name, 1, public_key_create.prefix,
+            coalesce(public_key_create.key, idgen_internal.public_key_random()));
+    RETURN 1;
+END
+$$;
+
+CREATE FUNCTION idgen.public_key_rotate(name text, key bytea DEFAULT NULL) RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r idgen_internal.public_keys;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_rotate.name));
+    SELECT * INTO r FROM idgen_internal.public_keys k WHERE k.name = public_key_rotate.name ORDER BY k.version DESC LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'public key "%" does not exist', public_key_rotate.name
+            USING ERRCODE = '42704', HINT = 'Create it with idgen.public_key_create().';
+    END IF;
+    PERFORM idgen_internal.public_key_check(r.name, r.prefix, public_key_rotate.key);
+    PERFORM idgen_internal.public_key_in_statement(public_key_rotate.key);
+    IF r.version >= 1023 THEN
+        RAISE EXCEPTION 'public key "%" has had 1023 versions, the most its text forms can name', r.name
+            USING ERRCODE = '54000', HINT = 'Create a key under a new name for new IDs.';
+    END IF;
+    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
+    VALUES (r.name, r.version + 1, r.prefix, coalesce(public_key_rotate.key, idgen_internal.public_key_random()));
+    RETURN r.version + 1;
+END
+$$;
+
+CREATE FUNCTION idgen.public_key_drop(name text, version integer DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    newest integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_drop.name));
+    SELECT max(k.version) INTO newest FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
+    IF newest IS NULL THEN
+        RAISE EXCEPTION 'public key "%" does not exist', public_key_drop.name USING ERRCODE = '42704';
+    END IF;
+    IF public_key_drop.version IS NULL THEN
+        DELETE FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
+        RETURN;
+    END IF;
+    IF public_key_drop.version = newest THEN
+        RAISE EXCEPTION 'version % is the current version of public key "%"', newest, public_key_drop.name
+            USING ERRCODE = '55000', HINT = 'Rotate first (idgen.public_key_rotate()), then drop the old version; or drop the whole key.';
+    END IF;
+    UPDATE idgen_internal.public_keys k SET key = NULL, dropped_at = now()
+     WHERE k.name = public_key_drop.name AND k.version = public_key_drop.version AND k.key IS NOT NULL;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'public key "%" has no version %', public_key_drop.name, public_key_drop.version USING ERRCODE = '42704';
+    END IF;
+END
+$$;
+
+CREATE VIEW idgen.public_keys AS
+SELECT k.name, k.prefix, k.version,
+       k.version = max(k.version) OVER (PARTITION BY k.name) AS current,
+       k.created_at, k.created_by, k.dropped_at,
+       CASE WHEN k.key IS NOT NULL THEN idgen_internal.public_key_fingerprint(k.name, k.version) END AS fingerprint
+  FROM idgen_internal.public_keys k;
+
+COMMENT ON FUNCTION idgen.public_key_create(text, text, bytea) IS 'Creates a key for public IDs (version 1): random unless key (16, 24 or 32 bytes) is given, as every node that reads the same public IDs must. The text forms start with prefix_. Returns the version.';
+
+COMMENT ON FUNCTION idgen.public_key_rotate(text, bytea) IS 'Makes a new version of a key, used from now on for new public IDs; public IDs of the older versions still decrypt. Returns the new version.';
+
+COMMENT ON FUNCTION idgen.public_key_drop(text, integer) IS 'Drops one old version of a key (public IDs made with it no longer decrypt; its number is not used again), or with version NULL the whole key.';
+
+COMMENT ON VIEW idgen.public_keys IS 'The keys of public IDs: name, prefix, versions, and a fingerprint to compare nodes by; never the keys themselves.';
+
+COMMENT ON COLUMN idgen.public_keys.name IS 'The key''s name, which the functions take.';
+
+COMMENT ON COLUMN idgen.public_keys.prefix IS 'What its text forms start with (before _); empty for none.';
+
+COMMENT ON COLUMN idgen.public_keys.version IS 'The version: its text forms carry it; the highest is current.';
+
+COMMENT ON COLUMN idgen.public_keys.created_at IS 'When the version was made.';
+
+COMMENT ON FUNCTION idgen_internal.public_key_check(text, text, bytea) IS 'Checks a key''s name, prefix and bytes before they are written (so that no constraint''s error shows a key).';
+
+COMMENT ON FUNCTION idgen_internal.public_key_in_statement(bytea) IS 'Warns when a key''s bytes stand in the text of the statement that gives them (pg_monitor reads statement texts).';
+
+COMMENT ON COLUMN idgen.public_keys.current IS 'Whether new public IDs are made with this version.';
+
+COMMENT ON COLUMN idgen.public_keys.created_by IS 'The session user who made the version.';
+
+COMMENT ON COLUMN idgen.public_keys.dropped_at IS 'When the version was dropped (its key is gone; its public IDs no longer decrypt).';
+
+COMMENT ON COLUMN idgen.public_keys.fingerprint IS 'idgen.encrypt_id(0, name, version) in hex: equal on two nodes if and only if they hold the same key (but for chance).';
+
+CREATE  FUNCTION idgen_internal."segment_moved"(
+	"biz_type" TEXT /* & str */
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'typeid_to_uuid_of_wrapper';
+AS 'MODULE_PATHNAME', 'segment_moved_wrapper';
 
--- Skipped due to `#[pgrx(sql = false)]`
-
-CREATE  FUNCTION "ulid_timestamp"(
-	"ulid" TEXT /* & str */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'ulid_timestamp_wrapper';
-
-CREATE  FUNCTION "ulid_to_uuid"(
-	"ulid" TEXT /* & str */
-) RETURNS uuid /* Uuid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'ulid_to_uuid_wrapper';
-
-CREATE  FUNCTION "uuid_to_ulid"(
-	"id" uuid /* Uuid */
-) RETURNS TEXT /* String */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuid_to_ulid_wrapper';
-
-CREATE  FUNCTION "uuidv7_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS uuid /* Uuid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_at_wrapper';
-
-CREATE  FUNCTION "uuidv7_at_batch"(
-	"ts" timestamp with time zone[] /* Array < '_, TimestampWithTimeZone > */
-) RETURNS uuid[] /* Vec < Uuid > */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_at_batch_wrapper';
-
-CREATE  FUNCTION "uuidv7_from_timestamp"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS uuid /* Uuid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_from_timestamp_wrapper';
-
-CREATE  FUNCTION "uuidv7_next_batch"(
-	"n" INT /* Option < i32 > */
-) RETURNS SETOF uuid /* Uuid */
-VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_next_batch_wrapper';
-
--- Skipped due to `#[pgrx(sql = false)]`
-
-CREATE  FUNCTION "uuidv7_range"(
-	"since" timestamp with time zone, /* TimestampWithTimeZone */
-	"before" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS TABLE (
-	"lower" uuid,  /* Uuid */
-	"upper" uuid  /* Uuid */
+CREATE  FUNCTION idgen_internal."segment_allocator_usage"() RETURNS TABLE (
+	"allocators" bigint,  /* i64 */
+	"allocator_slots" bigint,  /* i64 */
+	"slot_waits" bigint,  /* i64 */
+	"start_failures" bigint  /* i64 */
 )
-IMMUTABLE STRICT PARALLEL SAFE
+STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
+AS 'MODULE_PATHNAME', 'segment_allocator_usage_wrapper';
 
-CREATE FUNCTION "uuidv7_timestamp"(
-	"id" uuid
-) RETURNS timestamp with time zone
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c
-AS 'MODULE_PATHNAME', 'uuidv7_timestamp_wrapper';
+COMMENT ON TABLE idgen.segments IS 'Segment mode (Didi Tinyid, Meituan Leaf): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
+
+-- A type's position moved by anyone but this database's allocator (idgen.segment_advance after a
+-- point-in-time recovery, an administrator's UPDATE): ranges this node has cached may lie among IDs
+-- handed out before the move, so they are forgotten (idgen_internal.segment_moved). AFTER the row
+-- is updated, so its lock is held: a refill that starts now waits for the move and plans above it.
+CREATE FUNCTION idgen_internal.segments_moved() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+BEGIN
+    PERFORM idgen_internal.segment_moved(NEW.biz_type);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER segments_moved AFTER UPDATE OF max_id ON idgen.segments
+    FOR EACH ROW WHEN (NEW.max_id IS DISTINCT FROM OLD.max_id) EXECUTE FUNCTION idgen_internal.segments_moved();
+
+CREATE VIEW idgen.segment_allocators AS SELECT * FROM idgen_internal.segment_allocator_usage();
+
+COMMENT ON VIEW idgen.segment_allocators IS 'The allocator workers of the whole cluster (one per database that uses segment mode or holds the backfill counters): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
+
+COMMENT ON COLUMN idgen.segment_allocators.allocators IS 'Allocator workers running or starting in the cluster.';
+
+COMMENT ON COLUMN idgen.segment_allocators.allocator_slots IS 'How many may run at once.';
+
+COMMENT ON COLUMN idgen.segment_allocators.slot_waits IS 'Times since the server started that a caller found every allocator slot taken by other databases (it waits, then 53000).';
+
+COMMENT ON COLUMN idgen.segment_allocators.start_failures IS 'Times since the server started that no background-worker slot was free to start an allocator (raise max_worker_processes).';
+
+CREATE  FUNCTION idgen."read_horizon"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'read_horizon_wrapper';
+
+COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
+
+-- A database's owner restores its rows with the application's (pg_restore --no-owner, the
+-- managed-database recipe), so that a restore onto another server is refused there too; nobody
+-- else adds rows (a row naming another system refuses the database's time-based IDs).
+CREATE FUNCTION idgen_internal.node_origins_insert() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF NOT (pg_has_role(current_user, 'idgen_admin', 'MEMBER')
+            OR pg_has_role(current_user, (SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'MEMBER')) THEN
+        RAISE EXCEPTION 'permission denied to add rows to idgen.node_origins'
+            USING ERRCODE = '42501',
+                  DETAIL = 'Only the database''s owner (restoring its dump) and members of idgen_admin record the systems whose IDs a database holds.',
+                  HINT = 'Restore as the database''s owner or as a member of idgen_admin.';
+    END IF;
+    RETURN NEW;
+END $$;
+
+CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
+    FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
 
 CREATE  FUNCTION idgen_internal."stream_status"() RETURNS TABLE (
 	"stream" TEXT,  /* String */
@@ -747,578 +1244,6 @@ CREATE EVENT TRIGGER idgen_key_types ON ddl_command_end
 
 COMMENT ON EVENT TRIGGER idgen_key_types IS
   'Checks the type of a column whose default is snowflake_next() or segment_next() (idgen_internal.check_key_types).';
-
-CREATE  FUNCTION idgen_internal."segment_moved"(
-	"biz_type" TEXT /* & str */
-) RETURNS void
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'segment_moved_wrapper';
-
-CREATE  FUNCTION idgen_internal."segment_allocator_usage"() RETURNS TABLE (
-	"allocators" bigint,  /* i64 */
-	"allocator_slots" bigint,  /* i64 */
-	"slot_waits" bigint,  /* i64 */
-	"start_failures" bigint  /* i64 */
-)
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'segment_allocator_usage_wrapper';
-
-COMMENT ON TABLE idgen.segments IS 'Segment mode (Didi Tinyid, Meituan Leaf): per business type, the highest ID handed out in ranges (max_id), the range size (step), and the split across databases (IDs are = remainder mod delta).';
-
--- A type's position moved by anyone but this database's allocator (idgen.segment_advance after a
--- point-in-time recovery, an administrator's UPDATE): ranges this node has cached may lie among IDs
--- handed out before the move, so they are forgotten (idgen_internal.segment_moved). AFTER the row
--- is updated, so its lock is held: a refill that starts now waits for the move and plans above it.
-CREATE FUNCTION idgen_internal.segments_moved() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog AS $$
-BEGIN
-    PERFORM idgen_internal.segment_moved(NEW.biz_type);
-    RETURN NULL;
-END $$;
-
-CREATE TRIGGER segments_moved AFTER UPDATE OF max_id ON idgen.segments
-    FOR EACH ROW WHEN (NEW.max_id IS DISTINCT FROM OLD.max_id) EXECUTE FUNCTION idgen_internal.segments_moved();
-
-CREATE VIEW idgen.segment_allocators AS SELECT * FROM idgen_internal.segment_allocator_usage();
-
-COMMENT ON COLUMN idgen.segment_allocators.allocators IS 'Allocator workers running or starting in the cluster.';
-
-COMMENT ON COLUMN idgen.segment_allocators.allocator_slots IS 'How many may run at once.';
-
-COMMENT ON COLUMN idgen.segment_allocators.slot_waits IS 'Times since the server started that a caller found every allocator slot taken by other databases (it waits, then 53000).';
-
-COMMENT ON COLUMN idgen.segment_allocators.start_failures IS 'Times since the server started that no background-worker slot was free to start an allocator (raise max_worker_processes).';
-
-CREATE  FUNCTION idgen_internal."public_key_fingerprint"(
-	"name" TEXT, /* & str */
-	"version" INT /* i32 */
-) RETURNS TEXT /* Option < String > */
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'public_key_fingerprint_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_lower_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
-	"d" date, /* Date */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_lower_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuidv7_time_lower"(
-	"ts" timestamp, /* Timestamp */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_lower_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_upper"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_upper_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_upper"(
-	"c" timestamp, /* Option < Timestamp > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_upper_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_upper"(
-	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_upper_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_upper"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_upper_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_upper"(
-	"ts" timestamp, /* Timestamp */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_upper_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_upper"(
-	"d" date, /* Date */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_upper_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_local_lower"(
-	"c" timestamp, /* Option < Timestamp > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_local_lower_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_local_lower"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_local_lower_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_lower"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_lower_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_lower"(
-	"c" timestamp with time zone, /* Option < TimestampWithTimeZone > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_lower_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_trunc_lower"(
-	"c" timestamp, /* Option < Timestamp > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_trunc_lower_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_lower"(
-	"d" date, /* Date */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_lower_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_lower"(
-	"ts" timestamp, /* Timestamp */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_lower_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."id_time_lower"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"inclusive" bool, /* bool */
-	"layout" TEXT /* & str */
-) RETURNS bigint /* Option < i64 > */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_time_lower_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_local_upper"(
-	"c" timestamp, /* Option < Timestamp > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_local_upper_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."time_local_upper"(
-	"c" date, /* Option < Date > */
-	"unit" TEXT, /* Option < & str > */
-	"zone" TEXT /* Option < & str > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'time_local_upper_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_upper_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
-	"ts" timestamp, /* Timestamp */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_upper_local_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuidv7_time_upper"(
-	"d" date, /* Date */
-	"inclusive" bool /* bool */
-) RETURNS uuid /* Option < Uuid > */
-STRICT STABLE PARALLEL SAFE  
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuidv7_time_upper_date_wrapper';
-
-CREATE  FUNCTION idgen_internal."public_key_random"() RETURNS bytea /* Vec < u8 > */
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'public_key_random_wrapper';
-
-CREATE FUNCTION idgen_internal."public_keys_changed"()
-	RETURNS TRIGGER
-	LANGUAGE c
-	AS 'MODULE_PATHNAME', 'public_keys_changed_wrapper';
-
-CREATE  FUNCTION idgen."public_to_uuid"(
-	"public_id" TEXT, /* & str */
-	"key" TEXT /* & str */
-) RETURNS uuid /* pgrx :: Uuid */
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'public_to_uuid_wrapper';
-
-CREATE  FUNCTION idgen."uuid_to_public"(
-	"id" uuid, /* pgrx :: Uuid */
-	"key" TEXT /* & str */
-) RETURNS TEXT /* String */
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuid_to_public_wrapper';
-
-CREATE  FUNCTION idgen."encrypt_uuid"(
-	"id" uuid, /* Option < pgrx :: Uuid > */
-	"key" TEXT, /* Option < & str > */
-	"version" INT DEFAULT NULL /* Option < i32 > */
-) RETURNS uuid /* Option < pgrx :: Uuid > */
-STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'encrypt_uuid_wrapper';
-
-CREATE  FUNCTION idgen."decrypt_id_js_safe"(
-	"id" bigint, /* Option < i64 > */
-	"key" TEXT, /* Option < & str > */
-	"version" INT DEFAULT NULL /* Option < i32 > */
-) RETURNS bigint /* Option < i64 > */
-STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'decrypt_id_js_safe_wrapper';
-
-CREATE  FUNCTION idgen."decrypt_id"(
-	"id" bigint, /* Option < i64 > */
-	"key" TEXT, /* Option < & str > */
-	"version" INT DEFAULT NULL /* Option < i32 > */
-) RETURNS bigint /* Option < i64 > */
-STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'decrypt_id_wrapper';
-
-CREATE  FUNCTION idgen."encrypt_id"(
-	"id" bigint, /* Option < i64 > */
-	"key" TEXT, /* Option < & str > */
-	"version" INT DEFAULT NULL /* Option < i32 > */
-) RETURNS bigint /* Option < i64 > */
-STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'encrypt_id_wrapper';
-
-CREATE  FUNCTION idgen."public_to_id"(
-	"public_id" TEXT, /* & str */
-	"key" TEXT /* & str */
-) RETURNS bigint /* i64 */
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'public_to_id_wrapper';
-
-CREATE  FUNCTION idgen."decrypt_uuid"(
-	"id" uuid, /* Option < pgrx :: Uuid > */
-	"key" TEXT, /* Option < & str > */
-	"version" INT DEFAULT NULL /* Option < i32 > */
-) RETURNS uuid /* Option < pgrx :: Uuid > */
-STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'decrypt_uuid_wrapper';
-
-CREATE  FUNCTION idgen."encrypt_id_js_safe"(
-	"id" bigint, /* Option < i64 > */
-	"key" TEXT, /* Option < & str > */
-	"version" INT DEFAULT NULL /* Option < i32 > */
-) RETURNS bigint /* Option < i64 > */
-STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'encrypt_id_js_safe_wrapper';
-
-CREATE  FUNCTION idgen."id_to_public"(
-	"id" bigint, /* i64 */
-	"key" TEXT /* & str */
-) RETURNS TEXT /* String */
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'id_to_public_wrapper';
-
--- requires:
---   public_keys_changed
---   public_key_random
---   public_key_fingerprint
---   encrypt_id
---   decrypt_id
---   encrypt_id_js_safe
---   decrypt_id_js_safe
---   encrypt_uuid
---   decrypt_uuid
---   id_to_public
---   public_to_id
---   uuid_to_public
---   public_to_uuid
-
--- Public IDs (README, "Public IDs"): the keys. Only the table's owner (a superuser) may read
--- idgen_internal.public_keys; administrators (idgen_admin) create, rotate and drop keys through
--- the functions below, which never return a key; everyone may encrypt and decrypt with a key by
--- its name (src/public_id.rs), and see the keys' names, prefixes, versions and fingerprints in
--- idgen.public_keys.
-CREATE TABLE idgen_internal.public_keys (
-    name text NOT NULL CHECK (name ~ '^[a-z][a-z0-9_]{0,62}$'),
-    version integer NOT NULL CHECK (version BETWEEN 1 AND 1023),
-    prefix text NOT NULL CHECK (prefix ~ '^([a-z][a-z0-9]{0,15})?$'),
-    -- NULL once the version is dropped: the row stays, so its number is never used again.
-    key bytea CHECK (length(key) IN (16, 24, 32)),
-    created_at timestamptz NOT NULL DEFAULT now(),
-    created_by name NOT NULL DEFAULT session_user,
-    dropped_at timestamptz,
-    PRIMARY KEY (name, version)
-);
-
-COMMENT ON TABLE idgen_internal.public_keys IS 'The keys of public IDs (AES keys for FF1). Readable by superusers only; back it up as a secret.';
-
--- pg_dump keeps the keys (a dump made by a superuser holds them: keep it as a secret); a dump
--- made by a role that may not read them fails on this table rather than leave them out.
-SELECT pg_catalog.pg_extension_config_dump('idgen_internal.public_keys', '');
-
-REVOKE ALL ON idgen_internal.public_keys FROM PUBLIC;
-
-CREATE TRIGGER public_keys_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON idgen_internal.public_keys
-    FOR EACH STATEMENT EXECUTE FUNCTION idgen_internal.public_keys_changed();
-
--- The arguments are checked before the row is written, so that no constraint's error (whose
--- DETAIL shows the failing row) can ever print a key.
-CREATE FUNCTION idgen_internal.public_key_check(name text, prefix text, key bytea) RETURNS void
-LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    IF name IS NULL OR name !~ '^[a-z][a-z0-9_]{0,62}$' THEN
-        RAISE EXCEPTION 'a public key''s name is 1 to 63 of a-z, 0-9 and _, starting with a letter: %', coalesce(quote_literal(name), 'NULL')
-            USING ERRCODE = '22023';
-    END IF;
-    IF prefix IS NULL OR prefix !~ '^([a-z][a-z0-9]{0,15})?$' THEN
-        RAISE EXCEPTION 'a public ID prefix is empty or 1 to 16 of a-z and 0-9, starting with a letter: %', coalesce(quote_literal(prefix), 'NULL')
-            USING ERRCODE = '22023', HINT = 'The text form is prefix_ and 22 characters; the prefix names the kind of ID (inv, usr).';
-    END IF;
-    IF key IS NOT NULL AND length(key) NOT IN (16, 24, 32) THEN
-        RAISE EXCEPTION 'an AES key is 16, 24 or 32 bytes, not %', length(key)
-            USING ERRCODE = '22023', HINT = 'Leave key out for a random 32-byte key; give the same key on every node that must read the same public IDs.';
-    END IF;
-END
-$$;
-
--- A key given as a literal stays in the statement's text, which pg_stat_activity (while the
--- session is in it) and pg_stat_statements (inside a DO block or a function, and with
--- track = all) show to every member of pg_monitor: warn, so that the caller passes it as a bind
--- parameter instead (docs/public-ids.md).
-CREATE FUNCTION idgen_internal.public_key_in_statement(key bytea) RETURNS void
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    text_of_statement text := lower(coalesce(current_query(), ''));
-BEGIN
-    IF key IS NOT NULL AND (position(encode(key, 'hex') IN text_of_statement) > 0
-                            OR position(lower(encode(key, 'base64')) IN text_of_statement) > 0) THEN
-        RAISE WARNING 'the key''s bytes are in the text of the statement'
-            USING ERRCODE = '01000',
-                  DETAIL = 'pg_stat_activity and pg_stat_statements keep statement texts, and every member of pg_monitor reads them: whoever read this one has the key.',
-                  HINT = 'Pass the key as a bind parameter (psql 16 or later: \bind; a driver''s query parameters), never as a literal; for this key, rotate it (idgen.public_key_rotate) with bytes given that way.';
-    END IF;
-END
-$$;
-
-CREATE FUNCTION idgen.public_key_create(name text, prefix text DEFAULT '', key bytea DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    PERFORM idgen_internal.public_key_check(public_key_create.name, public_key_create.prefix, public_key_create.key);
-    PERFORM idgen_internal.public_key_in_statement(public_key_create.key);
-    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_create.name));
-    IF EXISTS (SELECT FROM idgen_internal.public_keys k WHERE k.name = public_key_create.name) THEN
-        RAISE EXCEPTION 'public key "%" exists', public_key_create.name
-            USING ERRCODE = '42710', HINT = 'Make a new version with idgen.public_key_rotate(), or drop the key first with idgen.public_key_drop().';
-    END IF;
-    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
-    VALUES (public_key_create.name, 1, public_key_create.prefix,
-            coalesce(public_key_create.key, idgen_internal.public_key_random()));
-    RETURN 1;
-END
-$$;
-
-CREATE FUNCTION idgen.public_key_rotate(name text, key bytea DEFAULT NULL) RETURNS integer
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    r idgen_internal.public_keys;
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_rotate.name));
-    SELECT * INTO r FROM idgen_internal.public_keys k WHERE k.name = public_key_rotate.name ORDER BY k.version DESC LIMIT 1;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'public key "%" does not exist', public_key_rotate.name
-            USING ERRCODE = '42704', HINT = 'Create it with idgen.public_key_create().';
-    END IF;
-    PERFORM idgen_internal.public_key_check(r.name, r.prefix, public_key_rotate.key);
-    PERFORM idgen_internal.public_key_in_statement(public_key_rotate.key);
-    IF r.version >= 1023 THEN
-        RAISE EXCEPTION 'public key "%" has had 1023 versions, the most its text forms can name', r.name
-            USING ERRCODE = '54000', HINT = 'Create a key under a new name for new IDs.';
-    END IF;
-    INSERT INTO idgen_internal.public_keys (name, version, prefix, key)
-    VALUES (r.name, r.version + 1, r.prefix, coalesce(public_key_rotate.key, idgen_internal.public_key_random()));
-    RETURN r.version + 1;
-END
-$$;
-
-CREATE FUNCTION idgen.public_key_drop(name text, version integer DEFAULT NULL) RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    newest integer;
-BEGIN
-    PERFORM pg_advisory_xact_lock(hashtext('idgen.public_keys'), hashtext(public_key_drop.name));
-    SELECT max(k.version) INTO newest FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
-    IF newest IS NULL THEN
-        RAISE EXCEPTION 'public key "%" does not exist', public_key_drop.name USING ERRCODE = '42704';
-    END IF;
-    IF public_key_drop.version IS NULL THEN
-        DELETE FROM idgen_internal.public_keys k WHERE k.name = public_key_drop.name;
-        RETURN;
-    END IF;
-    IF public_key_drop.version = newest THEN
-        RAISE EXCEPTION 'version % is the current version of public key "%"', newest, public_key_drop.name
-            USING ERRCODE = '55000', HINT = 'Rotate first (idgen.public_key_rotate()), then drop the old version; or drop the whole key.';
-    END IF;
-    UPDATE idgen_internal.public_keys k SET key = NULL, dropped_at = now()
-     WHERE k.name = public_key_drop.name AND k.version = public_key_drop.version AND k.key IS NOT NULL;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'public key "%" has no version %', public_key_drop.name, public_key_drop.version USING ERRCODE = '42704';
-    END IF;
-END
-$$;
-
-CREATE VIEW idgen.public_keys AS
-SELECT k.name, k.prefix, k.version,
-       k.version = max(k.version) OVER (PARTITION BY k.name) AS current,
-       k.created_at, k.created_by, k.dropped_at,
-       CASE WHEN k.key IS NOT NULL THEN idgen_internal.public_key_fingerprint(k.name, k.version) END AS fingerprint
-  FROM idgen_internal.public_keys k;
-
-COMMENT ON FUNCTION idgen.public_key_create(text, text, bytea) IS 'Creates a key for public IDs (version 1): random unless key (16, 24 or 32 bytes) is given, as every node that reads the same public IDs must. The text forms start with prefix_. Returns the version.';
-
-COMMENT ON FUNCTION idgen.public_key_rotate(text, bytea) IS 'Makes a new version of a key, used from now on for new public IDs; public IDs of the older versions still decrypt. Returns the new version.';
-
-COMMENT ON FUNCTION idgen.public_key_drop(text, integer) IS 'Drops one old version of a key (public IDs made with it no longer decrypt; its number is not used again), or with version NULL the whole key.';
-
-COMMENT ON VIEW idgen.public_keys IS 'The keys of public IDs: name, prefix, versions, and a fingerprint to compare nodes by; never the keys themselves.';
-
-COMMENT ON COLUMN idgen.public_keys.name IS 'The key''s name, which the functions take.';
-
-COMMENT ON COLUMN idgen.public_keys.prefix IS 'What its text forms start with (before _); empty for none.';
-
-COMMENT ON COLUMN idgen.public_keys.version IS 'The version: its text forms carry it; the highest is current.';
-
-COMMENT ON COLUMN idgen.public_keys.created_at IS 'When the version was made.';
-
-COMMENT ON FUNCTION idgen_internal.public_key_check(text, text, bytea) IS 'Checks a key''s name, prefix and bytes before they are written (so that no constraint''s error shows a key).';
-
-COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS
-  'The fingerprint column of idgen.public_keys.';
-
-COMMENT ON FUNCTION idgen_internal.public_key_in_statement(bytea) IS 'Warns when a key''s bytes stand in the text of the statement that gives them (pg_monitor reads statement texts).';
-
-COMMENT ON FUNCTION idgen_internal.public_key_random() IS
-  '32 random bytes from pg_strong_random(): a new AES-256 key.';
-
-COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS
-  'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
-
-COMMENT ON COLUMN idgen.public_keys.current IS 'Whether new public IDs are made with this version.';
-
-COMMENT ON COLUMN idgen.public_keys.created_by IS 'The session user who made the version.';
-
-COMMENT ON COLUMN idgen.public_keys.dropped_at IS 'When the version was dropped (its key is gone; its public IDs no longer decrypt).';
-
-COMMENT ON COLUMN idgen.public_keys.fingerprint IS 'idgen.encrypt_id(0, name, version) in hex: equal on two nodes if and only if they hold the same key (but for chance).';
-
-COMMENT ON VIEW idgen.segment_allocators IS 'The allocator workers of the whole cluster (one per database that uses segment mode or holds the backfill counters): how many run, how many may (32), how often a caller found every slot taken by other databases, and how often no background-worker slot was free to start one (max_worker_processes).';
-
-COMMENT ON FUNCTION idgen.encrypt_id(bigint, text, integer) IS
-  'Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version NULL: the current one.';
-
-COMMENT ON FUNCTION idgen.decrypt_id(bigint, text, integer) IS
-  'The inverse of idgen.encrypt_id(), with the same key version.';
-
-COMMENT ON FUNCTION idgen.encrypt_id_js_safe(bigint, text, integer) IS
-  'An ID from 0 to 2^53 - 1 encrypted to one in the same range (JavaScript-safe).';
-
-COMMENT ON FUNCTION idgen.decrypt_id_js_safe(bigint, text, integer) IS
-  'The inverse of idgen.encrypt_id_js_safe(), with the same key version.';
-
-COMMENT ON FUNCTION idgen.encrypt_uuid(uuid, text, integer) IS
-  'A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).';
-
-COMMENT ON FUNCTION idgen.decrypt_uuid(uuid, text, integer) IS
-  'The inverse of idgen.encrypt_uuid(), with the same key version.';
-
-COMMENT ON FUNCTION idgen.id_to_public(bigint, text) IS
-  'A bigint''s public text form under the key''s current version: prefix_, 2 characters of key version, 20 of ciphertext.';
-
-COMMENT ON FUNCTION idgen.public_to_id(text, text) IS
-  'The bigint of a public text form of the key (any version still kept); another prefix, a damaged string or another key''s is an error (22P02).';
-
-COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS
-  'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
-
-COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS
-  'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
-
-COMMENT ON TABLE idgen.workers IS 'Worker-id leases (raindrop''s worker table): one row per worker id ever leased, with its last holder (code), the lease number (a fencing token: larger for each later holder, by a random step, so that only its holder knows it), expiry, last heartbeat, and last_ts, the time the next holder starts after.';
-
-CREATE  FUNCTION idgen_internal."column_max"(
-	"tbl" oid, /* pg_sys :: Oid */
-	"col" TEXT /* & str */
-) RETURNS NUMERIC /* Option < AnyNumeric > */
-STRICT VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'column_max_wrapper';
 
 -- requires:
 --   key_types
@@ -1541,130 +1466,6 @@ COMMENT ON FUNCTION idgen.convert_to_snowflake(regclass, name, boolean, boolean,
 COMMENT ON FUNCTION idgen.convert_schema_to_snowflake(name, boolean, boolean, boolean) IS
   'idgen.convert_to_snowflake for every sequence-backed column of the caller''s tables in a schema (other roles'' tables are skipped, and named); lists the statements without running them unless dry_run => false.';
 
-CREATE FUNCTION idgen_internal.adoption_record(seq regclass, adopt boolean, last_value bigint DEFAULT NULL)
-RETURNS bigint VOLATILE PARALLEL UNSAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'adoption_record_wrapper';
-
-CREATE FUNCTION idgen_internal.adoption_block_refusal(increment bigint) RETURNS text
-STRICT STABLE PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'adoption_block_refusal_wrapper';
-
-CREATE FUNCTION idgen_internal.sequence_next(seq regclass, increment bigint, checked boolean) RETURNS bigint
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_next_wrapper';
-
-CREATE FUNCTION idgen_internal.sequence_nextval(seq regclass) RETURNS bigint
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_nextval_wrapper';
-
-CREATE FUNCTION idgen_internal.sequence_currval(seq regclass) RETURNS bigint
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_currval_wrapper';
-
-CREATE FUNCTION idgen_internal.sequence_setval(seq regclass, value bigint) RETURNS bigint
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_setval_wrapper';
-
-CREATE FUNCTION idgen_internal.sequence_setval(seq regclass, value bigint, is_called boolean) RETURNS bigint
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_setval3_wrapper';
-
-CREATE FUNCTION idgen_internal.sequence_lastval() RETURNS bigint
-VOLATILE PARALLEL RESTRICTED
-LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_lastval_wrapper';
-
--- Adopts every sequence of a schema that the caller owns. Returns one row per sequence: adopted,
--- or refused and why (a refusal does not stop the others); with dry_run, what would be done.
-CREATE FUNCTION idgen.adopt_sequences(schema regnamespace, dry_run boolean DEFAULT false)
-RETURNS TABLE (seq regclass, result text)
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    r record;
-    done text;
-BEGIN
-    IF schema IS NULL OR dry_run IS NULL THEN
-        RAISE EXCEPTION 'idgen.adopt_sequences: no argument may be NULL' USING ERRCODE = '22004';
-    END IF;
-    FOR r IN SELECT c.oid::regclass AS s FROM pg_class c
-              WHERE c.relnamespace = schema AND c.relkind = 'S' AND c.relpersistence <> 't'
-                AND pg_has_role(current_user, c.relowner, 'USAGE')
-              ORDER BY c.relname LOOP
-        BEGIN
-            SELECT string_agg(l, '; ') INTO done FROM idgen.adopt_sequence(r.s, dry_run) AS l;
-            seq := r.s;
-            result := CASE WHEN dry_run THEN 'would ' ELSE '' END || done;
-        EXCEPTION WHEN OTHERS THEN
-            seq := r.s;
-            result := 'refused: ' || SQLERRM;
-        END;
-        RETURN NEXT;
-    END LOOP;
-END
-$$;
-
--- Gives an adopted sequence back: it draws plain numbers again, starting above every value
--- handed out (this node's next Snowflake ID, and the largest value of every column that draws
--- from it, which may hold other nodes' IDs). Returns the sequence's new last value.
-CREATE FUNCTION idgen.release_sequence(seq regclass)
-RETURNS bigint
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    rel pg_class;
-    floor numeric;
-    c record;
-    ext text := (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_idgen');
-BEGIN
-    IF seq IS NULL THEN
-        RAISE EXCEPTION 'idgen.release_sequence: no argument may be NULL' USING ERRCODE = '22004';
-    END IF;
-    SELECT * INTO rel FROM pg_class WHERE oid = seq;
-    IF NOT pg_has_role(current_user, rel.relowner, 'USAGE') THEN
-        RAISE EXCEPTION 'idgen.release_sequence: must be owner of sequence %', seq
-            USING ERRCODE = '42501', HINT = 'Its owner (or a member of the role that owns it) gives it back, as for ALTER SEQUENCE.';
-    END IF;
-    IF NOT EXISTS (SELECT FROM idgen.adopted_sequences a WHERE a.seq = release_sequence.seq) THEN
-        RAISE EXCEPTION 'idgen.release_sequence: % is not adopted', seq
-            USING ERRCODE = '55000', HINT = 'idgen.adopted_sequences lists the adopted sequences.';
-    END IF;
-    EXECUTE format('SELECT %I.snowflake_next()', ext) INTO floor;
-    FOR c IN SELECT * FROM idgen_internal.sequence_columns(seq) LOOP
-        floor := greatest(floor, idgen_internal.column_max(c.tbl, c.col));
-    END LOOP;
-    RETURN idgen_internal.adoption_record(seq, false, floor::bigint);
-END
-$$;
-
-CREATE  FUNCTION idgen."read_horizon_uuid"() RETURNS uuid /* Uuid */
-STRICT VOLATILE PARALLEL RESTRICTED 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'read_horizon_uuid_wrapper';
-
-CREATE  FUNCTION idgen."read_horizon"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'read_horizon_wrapper';
-
-COMMENT ON TABLE idgen.node_origins IS 'The database systems (pg_control system identifiers) whose IDs this database may hold. When a row names another system (after pg_upgrade, a restore onto another server, a file copy), Snowflake IDs, message IDs and UUIDv7s are refused here until idgen.snowflake_start_after() moves this node past the old IDs, which leaves only this system''s row.';
-
--- A database's owner restores its rows with the application's (pg_restore --no-owner, the
--- managed-database recipe), so that a restore onto another server is refused there too; nobody
--- else adds rows (a row naming another system refuses the database's time-based IDs).
-CREATE FUNCTION idgen_internal.node_origins_insert() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-BEGIN
-    IF NOT (pg_has_role(current_user, 'idgen_admin', 'MEMBER')
-            OR pg_has_role(current_user, (SELECT d.datdba FROM pg_database d WHERE d.datname = current_database()), 'MEMBER')) THEN
-        RAISE EXCEPTION 'permission denied to add rows to idgen.node_origins'
-            USING ERRCODE = '42501',
-                  DETAIL = 'Only the database''s owner (restoring its dump) and members of idgen_admin record the systems whose IDs a database holds.',
-                  HINT = 'Restore as the database''s owner or as a member of idgen_admin.';
-    END IF;
-    RETURN NEW;
-END $$;
-
-CREATE TRIGGER node_origins_insert BEFORE INSERT ON idgen.node_origins
-    FOR EACH ROW EXECUTE FUNCTION idgen_internal.node_origins_insert();
-
 -- requires:
 --   convert
 
@@ -1714,6 +1515,38 @@ CREATE EVENT TRIGGER idgen_adopted_sequences_dropped ON sql_drop
 
 COMMENT ON EVENT TRIGGER idgen_adopted_sequences_dropped IS
   'Forgets the adoption of a sequence that is dropped (idgen_internal.adopted_sequences_dropped).';
+
+CREATE FUNCTION idgen_internal.adoption_record(seq regclass, adopt boolean, last_value bigint DEFAULT NULL)
+RETURNS bigint VOLATILE PARALLEL UNSAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'adoption_record_wrapper';
+
+CREATE FUNCTION idgen_internal.adoption_block_refusal(increment bigint) RETURNS text
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'adoption_block_refusal_wrapper';
+
+CREATE FUNCTION idgen_internal.sequence_next(seq regclass, increment bigint, checked boolean) RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_next_wrapper';
+
+CREATE FUNCTION idgen_internal.sequence_nextval(seq regclass) RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_nextval_wrapper';
+
+CREATE FUNCTION idgen_internal.sequence_currval(seq regclass) RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_currval_wrapper';
+
+CREATE FUNCTION idgen_internal.sequence_setval(seq regclass, value bigint) RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_setval_wrapper';
+
+CREATE FUNCTION idgen_internal.sequence_setval(seq regclass, value bigint, is_called boolean) RETURNS bigint
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_setval3_wrapper';
+
+CREATE FUNCTION idgen_internal.sequence_lastval() RETURNS bigint
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c AS 'MODULE_PATHNAME', 'sequence_lastval_wrapper';
 
 -- The columns that draw from a sequence, one row each: an IDENTITY column, a column whose default
 -- names it (a serial's), or one that only owns it.
@@ -1816,6 +1649,67 @@ BEGIN
         PERFORM idgen_internal.adoption_record(seq, true);
     END IF;
     RETURN QUERY SELECT unnest(lines);
+END
+$$;
+
+-- Adopts every sequence of a schema that the caller owns. Returns one row per sequence: adopted,
+-- or refused and why (a refusal does not stop the others); with dry_run, what would be done.
+CREATE FUNCTION idgen.adopt_sequences(schema regnamespace, dry_run boolean DEFAULT false)
+RETURNS TABLE (seq regclass, result text)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    r record;
+    done text;
+BEGIN
+    IF schema IS NULL OR dry_run IS NULL THEN
+        RAISE EXCEPTION 'idgen.adopt_sequences: no argument may be NULL' USING ERRCODE = '22004';
+    END IF;
+    FOR r IN SELECT c.oid::regclass AS s FROM pg_class c
+              WHERE c.relnamespace = schema AND c.relkind = 'S' AND c.relpersistence <> 't'
+                AND pg_has_role(current_user, c.relowner, 'USAGE')
+              ORDER BY c.relname LOOP
+        BEGIN
+            SELECT string_agg(l, '; ') INTO done FROM idgen.adopt_sequence(r.s, dry_run) AS l;
+            seq := r.s;
+            result := CASE WHEN dry_run THEN 'would ' ELSE '' END || done;
+        EXCEPTION WHEN OTHERS THEN
+            seq := r.s;
+            result := 'refused: ' || SQLERRM;
+        END;
+        RETURN NEXT;
+    END LOOP;
+END
+$$;
+
+-- Gives an adopted sequence back: it draws plain numbers again, starting above every value
+-- handed out (this node's next Snowflake ID, and the largest value of every column that draws
+-- from it, which may hold other nodes' IDs). Returns the sequence's new last value.
+CREATE FUNCTION idgen.release_sequence(seq regclass)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    rel pg_class;
+    floor numeric;
+    c record;
+    ext text := (SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_idgen');
+BEGIN
+    IF seq IS NULL THEN
+        RAISE EXCEPTION 'idgen.release_sequence: no argument may be NULL' USING ERRCODE = '22004';
+    END IF;
+    SELECT * INTO rel FROM pg_class WHERE oid = seq;
+    IF NOT pg_has_role(current_user, rel.relowner, 'USAGE') THEN
+        RAISE EXCEPTION 'idgen.release_sequence: must be owner of sequence %', seq
+            USING ERRCODE = '42501', HINT = 'Its owner (or a member of the role that owns it) gives it back, as for ALTER SEQUENCE.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM idgen.adopted_sequences a WHERE a.seq = release_sequence.seq) THEN
+        RAISE EXCEPTION 'idgen.release_sequence: % is not adopted', seq
+            USING ERRCODE = '55000', HINT = 'idgen.adopted_sequences lists the adopted sequences.';
+    END IF;
+    EXECUTE format('SELECT %I.snowflake_next()', ext) INTO floor;
+    FOR c IN SELECT * FROM idgen_internal.sequence_columns(seq) LOOP
+        floor := greatest(floor, idgen_internal.column_max(c.tbl, c.col));
+    END LOOP;
+    RETURN idgen_internal.adoption_record(seq, false, floor::bigint);
 END
 $$;
 
@@ -1940,6 +1834,57 @@ COMMENT ON TABLE idgen_internal.online_conversions IS
 COMMENT ON TABLE idgen_internal.online_conversion_steps IS
     'The steps of each online conversion, in order, with what is done (idgen.convert_online lists them).';
 
+-- Whether a conversion's worker runs: the worker holds a lock for as long as it lives
+-- (src/online/mod.rs, LOCK_SPACE): a session-level advisory lock on the conversion's id in a key
+-- space of its own (objsubid 26980; pg_advisory_lock's are 1 and 2), taken before its first
+-- step and released only by its exit, a crash included. No SQL function takes such a lock, and
+-- a reused process ID holds none, so the holder is the conversion's worker; a second worker
+-- started for the same conversion finds it held and ends at once. pg_locks is read anew at each
+-- call (pg_stat_activity, once per transaction).
+CREATE FUNCTION idgen_internal.online_conversion_worker(conv bigint) RETURNS integer
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT l.pid FROM pg_catalog.pg_locks l
+     WHERE l.locktype = 'advisory' AND l.objsubid = 26980 AND l.granted AND l.mode = 'ExclusiveLock'
+       AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())
+       AND l.classid = (conv >> 32)::pg_catalog.oid AND l.objid = (conv & 4294967295)::pg_catalog.oid
+     LIMIT 1;
+$$;
+
+-- The stored state of a conversion as the latest snapshot sees it (NULL if the caller is not a
+-- member of its role), whatever the caller's snapshot.
+CREATE FUNCTION idgen_internal.online_conversion_latest_state(conv bigint) RETURNS text
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'online_conversion_latest_state_wrapper';
+
+-- The state the view shows. A stored 'running' (or 'starting') with no worker is a worker that
+-- ended without saying how (killed, cancelled, the server restarted): 'stopped'. But the
+-- caller's snapshot may be older than the worker's last commit: a worker records 'done'
+-- (or 'failed'), commits, and exits, so a statement that began before that commit sees
+-- 'running' and then finds no worker. So before saying 'stopped' this looks at the stored state
+-- as it is after finding no worker, and then for a worker again (one started in between).
+CREATE FUNCTION idgen_internal.online_conversion_state(conv bigint, stored text, updated timestamptz) RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    latest text := stored;
+BEGIN
+    IF stored NOT IN ('starting', 'running') OR idgen_internal.online_conversion_worker(conv) IS NOT NULL THEN
+        RETURN stored;
+    END IF;
+    FOR attempt IN 1..2 LOOP
+        latest := coalesce(idgen_internal.online_conversion_latest_state(conv), latest);
+        IF latest NOT IN ('starting', 'running') OR idgen_internal.online_conversion_worker(conv) IS NOT NULL THEN
+            RETURN latest;
+        END IF;
+    END LOOP;
+    -- A worker just started holds its lock only once it has connected: 'starting' becomes
+    -- 'stopped' only if none has shown up within a minute.
+    IF latest = 'starting' AND updated >= clock_timestamp() - interval '1 minute' THEN
+        RETURN 'starting';
+    END IF;
+    RETURN 'stopped';
+END
+$$;
+
 CREATE VIEW idgen.online_conversions WITH (security_invoker = true) AS
     SELECT c.id, c.relation_name AS table_name, c.column_name, c.onto,
            idgen_internal.online_conversion_state(c.id, c.state, c.updated_at) AS state,
@@ -1991,6 +1936,8 @@ COMMENT ON COLUMN idgen.online_conversions.lock_ms_total IS 'Milliseconds, in to
 COMMENT ON COLUMN idgen.online_conversions.lock_ms_max IS 'The longest such hold, in milliseconds.';
 
 COMMENT ON COLUMN idgen.online_conversions.lock_attempts IS 'Attempts of the steps that take such locks (more than one each: a lock_timeout expired and the step was retried).';
+
+COMMENT ON COLUMN idgen.online_conversions.running IS 'Whether its worker runs now (it holds the conversion''s lock).';
 
 COMMENT ON COLUMN idgen.online_conversions.worker_pid IS 'The process ID of its last worker.';
 
@@ -2983,107 +2930,6 @@ COMMENT ON FUNCTION idgen_internal.online_conversion_stop(bigint) IS 'Tells the 
 
 COMMENT ON FUNCTION idgen_internal.online_conversion_copy() IS 'The trigger of an online conversion: sets each new column to its old column''s value on INSERT and UPDATE.';
 
-CREATE  FUNCTION idgen_internal."within_range_support"(
-	"request" internal /* Internal */
-) RETURNS internal /* Internal */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'within_range_support_wrapper';
-
--- requires:
---   within_range_support
-CREATE  FUNCTION idgen_internal."within_range"(
-	"condition" bool /* Option < bool > */
-) RETURNS bool /* Option < bool > */
-IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."within_range_support"
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'within_range_wrapper';
-
-CREATE  FUNCTION idgen_internal."key_range_estimate_support"(
-	"request" internal /* Internal */
-) RETURNS internal /* Internal */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'key_range_estimate_support_wrapper';
-
--- requires:
---   key_range_estimate_support
-CREATE  FUNCTION idgen_internal."key_range_estimate"(
-	"key" uuid /* Option < Uuid > */
-) RETURNS bool /* bool */
-IMMUTABLE PARALLEL SAFE  SUPPORT idgen_internal."key_range_estimate_support"
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'key_range_estimate_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuid_smaller"(
-	"a" uuid, /* Uuid */
-	"b" uuid /* Uuid */
-) RETURNS uuid /* Uuid */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuid_smaller_wrapper';
-
-CREATE  FUNCTION idgen_internal."uuid_larger"(
-	"a" uuid, /* Uuid */
-	"b" uuid /* Uuid */
-) RETURNS uuid /* Uuid */
-IMMUTABLE STRICT PARALLEL SAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'uuid_larger_wrapper';
-
--- Whether a conversion's worker runs: the worker holds a lock for as long as it lives
--- (src/online/mod.rs, LOCK_SPACE): a session-level advisory lock on the conversion's id in a key
--- space of its own (objsubid 26980; pg_advisory_lock's are 1 and 2), taken before its first
--- step and released only by its exit, a crash included. No SQL function takes such a lock, and
--- a reused process ID holds none, so the holder is the conversion's worker; a second worker
--- started for the same conversion finds it held and ends at once. pg_locks is read anew at each
--- call (pg_stat_activity, once per transaction).
-CREATE FUNCTION idgen_internal.online_conversion_worker(conv bigint) RETURNS integer
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT l.pid FROM pg_catalog.pg_locks l
-     WHERE l.locktype = 'advisory' AND l.objsubid = 26980 AND l.granted AND l.mode = 'ExclusiveLock'
-       AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database())
-       AND l.classid = (conv >> 32)::pg_catalog.oid AND l.objid = (conv & 4294967295)::pg_catalog.oid
-     LIMIT 1;
-$$;
-
--- The stored state of a conversion as the latest snapshot sees it (NULL if the caller is not a
--- member of its role), whatever the caller's snapshot.
-CREATE FUNCTION idgen_internal.online_conversion_latest_state(conv bigint) RETURNS text
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'online_conversion_latest_state_wrapper';
-
--- The state the view shows. A stored 'running' (or 'starting') with no worker is a worker that
--- ended without saying how (killed, cancelled, the server restarted): 'stopped'. But the
--- caller's snapshot may be older than the worker's last commit: a worker records 'done'
--- (or 'failed'), commits, and exits, so a statement that began before that commit sees
--- 'running' and then finds no worker. So before saying 'stopped' this looks at the stored state
--- as it is after finding no worker, and then for a worker again (one started in between).
-CREATE FUNCTION idgen_internal.online_conversion_state(conv bigint, stored text, updated timestamptz) RETURNS text
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    latest text := stored;
-BEGIN
-    IF stored NOT IN ('starting', 'running') OR idgen_internal.online_conversion_worker(conv) IS NOT NULL THEN
-        RETURN stored;
-    END IF;
-    FOR attempt IN 1..2 LOOP
-        latest := coalesce(idgen_internal.online_conversion_latest_state(conv), latest);
-        IF latest NOT IN ('starting', 'running') OR idgen_internal.online_conversion_worker(conv) IS NOT NULL THEN
-            RETURN latest;
-        END IF;
-    END LOOP;
-    -- A worker just started holds its lock only once it has connected: 'starting' becomes
-    -- 'stopped' only if none has shown up within a minute.
-    IF latest = 'starting' AND updated >= clock_timestamp() - interval '1 minute' THEN
-        RETURN 'starting';
-    END IF;
-    RETURN 'stopped';
-END
-$$;
-
-COMMENT ON COLUMN idgen.online_conversions.running IS 'Whether its worker runs now (it holds the conversion''s lock).';
-
 COMMENT ON FUNCTION idgen_internal.online_conversion_worker(bigint) IS
   'The process ID of the worker that runs a conversion (it holds the conversion''s lock), NULL if none does.';
 
@@ -3093,96 +2939,161 @@ COMMENT ON FUNCTION idgen_internal.online_conversion_latest_state(bigint) IS
 COMMENT ON FUNCTION idgen_internal.online_conversion_state(bigint, text, timestamptz) IS
   'The state idgen.online_conversions shows: the stored one, or stopped for a conversion no worker runs that no worker ended.';
 
+CREATE  FUNCTION "typeid_from_uuid"(
+	"prefix" TEXT, /* & str */
+	"id" uuid /* Uuid */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_from_uuid_wrapper';
+
+CREATE  FUNCTION "typeid_to_uuid"(
+	"typeid" TEXT /* & str */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_to_uuid_wrapper';
+
+CREATE  FUNCTION "typeid_to_uuid"(
+	"typeid" TEXT, /* & str */
+	"prefix" TEXT /* & str */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_to_uuid_of_wrapper';
+
+CREATE  FUNCTION "typeid_prefix"(
+	"typeid" TEXT /* & str */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_prefix_wrapper';
+
+CREATE  FUNCTION "typeid_next"(
+	"prefix" TEXT /* Option < & str > */
+) RETURNS TEXT /* String */
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'typeid_next_wrapper';
+
+CREATE FUNCTION "uuidv7_next"() RETURNS uuid
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'uuidv7_next_wrapper';
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
+CREATE  FUNCTION "uuidv7_next_batch"(
+	"n" INT /* Option < i32 > */
+) RETURNS SETOF uuid /* Uuid */
+VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_next_batch_wrapper';
+
+CREATE FUNCTION "ulid_next"() RETURNS TEXT
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'ulid_next_wrapper';
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
+CREATE  FUNCTION "uuid_to_ulid"(
+	"id" uuid /* Uuid */
+) RETURNS TEXT /* String */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_to_ulid_wrapper';
+
+CREATE  FUNCTION "ulid_to_uuid"(
+	"ulid" TEXT /* & str */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'ulid_to_uuid_wrapper';
+
+CREATE FUNCTION "uuidv7_timestamp"(
+	"id" uuid
+) RETURNS timestamp with time zone
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'uuidv7_timestamp_wrapper';
+
+-- Skipped due to `#[pgrx(sql = false)]`
+
+CREATE  FUNCTION "ulid_timestamp"(
+	"ulid" TEXT /* & str */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'ulid_timestamp_wrapper';
+
+CREATE  FUNCTION idgen."read_horizon_uuid"() RETURNS uuid /* Uuid */
+STRICT VOLATILE PARALLEL RESTRICTED 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'read_horizon_uuid_wrapper';
+
+CREATE  FUNCTION "uuidv7_from_timestamp"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS uuid /* Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_from_timestamp_wrapper';
+
+CREATE  FUNCTION "uuidv7_range"(
+	"since" timestamp with time zone, /* TimestampWithTimeZone */
+	"before" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS TABLE (
+	"lower" uuid,  /* Uuid */
+	"upper" uuid  /* Uuid */
+)
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuidv7_range_wrapper';
+
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
+  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
+
+COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
+  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
+
+COMMENT ON FUNCTION id_span(interval) IS
+  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
+
+COMMENT ON FUNCTION id_span(interval, text) IS
+  'How many IDs of a named layout or layout spec a span of time covers.';
+
 COMMENT ON FUNCTION id_worker_id(bigint) IS
   'The worker id inside a Snowflake ID, with this node''s layout; NULL for a layout without worker bits.';
 
 COMMENT ON FUNCTION id_worker_id(bigint, text) IS
   'The worker id inside a Snowflake ID, with a named layout or layout spec. IMMUTABLE: distributed queries (Citus) push it down into every shard, in the select list, WHERE and GROUP BY.';
 
-COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text) IS
-  'The smallest ID of the layout whose time is at or after ts (after, if not inclusive); NULL if none: what id_timestamp(id, layout) >= ts adds as id >= this (idgen.time_conditions).';
+COMMENT ON FUNCTION idgen.decrypt_id(bigint, text, integer) IS
+  'The inverse of idgen.encrypt_id(), with the same key version.';
 
-COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamptz, boolean, text) IS
-  'The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if none: what id_timestamp(id, layout) <= ts adds as id <= this.';
+COMMENT ON FUNCTION idgen.decrypt_id_js_safe(bigint, text, integer) IS
+  'The inverse of idgen.encrypt_id_js_safe(), with the same key version.';
 
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
-  'The smallest UUID whose first 48 bits (a UUIDv7''s millisecond) are at or after ts; NULL if none: what uuidv7_timestamp(id) >= ts adds as id >= this.';
+COMMENT ON FUNCTION idgen.decrypt_uuid(uuid, text, integer) IS
+  'The inverse of idgen.encrypt_uuid(), with the same key version.';
 
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
-  'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
+COMMENT ON FUNCTION idgen.encrypt_id(bigint, text, integer) IS
+  'Any bigint encrypted under a key (FF1 over AES): a permutation of all 2^64 values. version NULL: the current one.';
 
-COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamp, boolean, text) IS
-  'id_time_lower of a timestamp without time zone, as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what id_timestamp(id) >= ts::timestamp adds.';
+COMMENT ON FUNCTION idgen.encrypt_id_js_safe(bigint, text, integer) IS
+  'An ID from 0 to 2^53 - 1 encrypted to one in the same range (JavaScript-safe).';
 
-COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamp, boolean, text) IS
-  'id_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+COMMENT ON FUNCTION idgen.encrypt_uuid(uuid, text, integer) IS
+  'A UUIDv7 encrypted to a UUID with version-4 bits (which every client accepts).';
 
-COMMENT ON FUNCTION idgen_internal.id_time_lower(date, boolean, text) IS
-  'id_time_lower of a date (its midnight in the session''s TimeZone): what id_timestamp(id) >= d::date adds.';
+COMMENT ON FUNCTION idgen.id_to_public(bigint, text) IS
+  'A bigint''s public text form under the key''s current version: prefix_, 2 characters of key version, 20 of ciphertext.';
 
-COMMENT ON FUNCTION idgen_internal.id_time_upper(date, boolean, text) IS
-  'id_time_upper of a date (its midnight in the session''s TimeZone).';
+COMMENT ON FUNCTION idgen.public_to_id(text, text) IS
+  'The bigint of a public text form of the key (any version still kept); another prefix, a damaged string or another key''s is an error (22P02).';
 
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamp, boolean) IS
-  'uuidv7_time_lower of a timestamp without time zone, in the session''s TimeZone.';
-
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamp, boolean) IS
-  'uuidv7_time_upper of a timestamp without time zone, in the session''s TimeZone.';
-
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
-  'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
-
-COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
-  'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
-
-COMMENT ON FUNCTION idgen_internal.time_local_lower(timestamp, text, text) IS
-  'The earliest instant whose local time in zone (NULL for the session''s TimeZone), truncated to unit (NULL for none), can be at or after c truncated; read from the zone''s offsets near it, so a change of the clocks widens it: what (created_at AT TIME ZONE zone) >= c adds, inside id_time_lower.';
-
-COMMENT ON FUNCTION idgen_internal.time_local_upper(timestamp, text, text) IS
-  'The latest instant whose local time in zone, truncated to unit, can be at or before c truncated.';
-
-COMMENT ON FUNCTION idgen_internal.time_local_lower(date, text, text) IS
-  'time_local_lower of a date (its midnight): what created_at::date >= d adds, with unit ''day''.';
-
-COMMENT ON FUNCTION idgen_internal.time_local_upper(date, text, text) IS
-  'time_local_upper of a date (its midnight): what created_at::date <= d adds.';
-
-COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamptz, text, text) IS
-  'The earliest instant t whose date_trunc(unit, t, zone) can be at or after c (zone NULL for the session''s TimeZone).';
-
-COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamptz, text, text) IS
-  'The latest instant t whose date_trunc(unit, t, zone) can be at or before c.';
-
-COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamp, text, text) IS
-  'time_trunc_lower of a timestamp, compared with the truncation as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what date_trunc(''day'', created_at) >= ts::timestamp adds.';
-
-COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamp, text, text) IS
-  'time_trunc_upper of a timestamp, in the session''s TimeZone.';
-
-COMMENT ON FUNCTION idgen_internal.time_trunc_lower(date, text, text) IS
-  'time_trunc_lower of a date (its midnight in the session''s TimeZone).';
-
-COMMENT ON FUNCTION idgen_internal.time_trunc_upper(date, text, text) IS
-  'time_trunc_upper of a date (its midnight in the session''s TimeZone).';
-
-COMMENT ON FUNCTION idgen_internal.within_range(boolean) IS
-  'Its argument: a condition on the time kept beside the key range it implies (idgen.time_conditions), estimated as true for the rows the range reads (within_range_support), so that the key''s statistics estimate both.';
-
-COMMENT ON FUNCTION idgen_internal.within_range_support(internal) IS
-  'The planner support function of within_range: a selectivity of 1.';
-
--- </functions>
--- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
-ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
-
-COMMENT ON FUNCTION idgen_internal.stream_status() IS
-  'The rows of the idgen.streams view.';
-
-COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
-  'The rows of the idgen.refusals view.';
-
-COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
-  'The row of the idgen.segment_allocators view.';
+COMMENT ON FUNCTION idgen.public_to_uuid(text, text) IS
+  'The UUIDv7 of a public text form of the key; another prefix, a damaged string or another key''s is an error (22P02).';
 
 COMMENT ON FUNCTION idgen.read_horizon() IS
   'This node''s read horizon of Snowflake IDs: every ID below it that this node made belongs to a transaction that has ended. Take it in a statement of its own, then read WHERE id > last AND id < horizon in the next (READ COMMITTED); in REPEATABLE READ it is refused (25001): take it before BEGIN.';
@@ -3190,8 +3101,203 @@ COMMENT ON FUNCTION idgen.read_horizon() IS
 COMMENT ON FUNCTION idgen.read_horizon_uuid() IS
   'This node''s read horizon of UUIDv7s (and, as uuid_to_ulid(), ULIDs): every one below it that this node made belongs to a transaction that has ended. Used as idgen.read_horizon().';
 
+COMMENT ON FUNCTION idgen.snowflake_start_after(timestamptz) IS
+  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
+
+COMMENT ON FUNCTION idgen.uuid_to_public(uuid, text) IS
+  'A UUIDv7''s public text form under the key''s current version: prefix_, 2 characters of key version, 32 of ciphertext.';
+
+COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
+  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_lower(date, boolean, text) IS
+  'id_time_lower of a date (its midnight in the session''s TimeZone): what id_timestamp(id) >= d::date adds.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamp, boolean, text) IS
+  'id_time_lower of a timestamp without time zone, as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what id_timestamp(id) >= ts::timestamp adds.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_lower(timestamptz, boolean, text) IS
+  'The smallest ID of the layout whose time is at or after ts (after, if not inclusive); NULL if none: what id_timestamp(id, layout) >= ts adds as id >= this (idgen.time_conditions).';
+
+COMMENT ON FUNCTION idgen_internal.id_time_upper(date, boolean, text) IS
+  'id_time_upper of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamp, boolean, text) IS
+  'id_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.id_time_upper(timestamptz, boolean, text) IS
+  'The largest ID of the layout whose time is at or before ts (before, if not inclusive); NULL if none: what id_timestamp(id, layout) <= ts adds as id <= this.';
+
+COMMENT ON FUNCTION idgen_internal.key_range_estimate(uuid) IS
+  'Always true: the marker of a UUID key whose range the planner estimates from the key''s histogram (key_range_estimate_support), added beside a time condition''s key range (idgen.time_conditions) and taken out of the plan once made.';
+
+COMMENT ON FUNCTION idgen_internal.key_range_estimate_support(internal) IS
+  'The planner support function of key_range_estimate: the estimates of the key''s range conditions from its histogram, and 1 for itself.';
+
+COMMENT ON FUNCTION idgen_internal.public_key_fingerprint(text, integer) IS
+  'The fingerprint column of idgen.public_keys.';
+
+COMMENT ON FUNCTION idgen_internal.public_key_random() IS
+  '32 random bytes from pg_strong_random(): a new AES-256 key.';
+
+COMMENT ON FUNCTION idgen_internal.public_keys_changed() IS
+  'The statement trigger of idgen_internal.public_keys: clears every session''s cache of keys at commit.';
+
 COMMENT ON FUNCTION idgen_internal.read_horizon_holders() IS
   'The rows of the idgen.read_horizon_holders view.';
+
+COMMENT ON FUNCTION idgen_internal.refusal_counts() IS
+  'The rows of the idgen.refusals view.';
+
+COMMENT ON FUNCTION idgen_internal.segment_allocator_usage() IS
+  'The row of the idgen.segment_allocators view.';
+
+COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
+  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
+
+COMMENT ON FUNCTION idgen_internal.stream_status() IS
+  'The rows of the idgen.streams view.';
+
+COMMENT ON FUNCTION idgen_internal.time_local_lower(date, text, text) IS
+  'time_local_lower of a date (its midnight): what created_at::date >= d adds, with unit ''day''.';
+
+COMMENT ON FUNCTION idgen_internal.time_local_lower(timestamp, text, text) IS
+  'The earliest instant whose local time in zone (NULL for the session''s TimeZone), truncated to unit (NULL for none), can be at or after c truncated; read from the zone''s offsets near it, so a change of the clocks widens it: what (created_at AT TIME ZONE zone) >= c adds, inside id_time_lower.';
+
+COMMENT ON FUNCTION idgen_internal.time_local_upper(date, text, text) IS
+  'time_local_upper of a date (its midnight): what created_at::date <= d adds.';
+
+COMMENT ON FUNCTION idgen_internal.time_local_upper(timestamp, text, text) IS
+  'The latest instant whose local time in zone, truncated to unit, can be at or before c truncated.';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(date, text, text) IS
+  'time_trunc_lower of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamp, text, text) IS
+  'time_trunc_lower of a timestamp, compared with the truncation as PostgreSQL compares one with a timestamptz (in the session''s TimeZone): what date_trunc(''day'', created_at) >= ts::timestamp adds.';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_lower(timestamptz, text, text) IS
+  'The earliest instant t whose date_trunc(unit, t, zone) can be at or after c (zone NULL for the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(date, text, text) IS
+  'time_trunc_upper of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamp, text, text) IS
+  'time_trunc_upper of a timestamp, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.time_trunc_upper(timestamptz, text, text) IS
+  'The latest instant t whose date_trunc(unit, t, zone) can be at or before c.';
+
+COMMENT ON FUNCTION idgen_internal.uuid_larger(uuid, uuid) IS
+  'The larger of two UUIDs in uuid''s order (a memcmp of the bytes): the transition and combine function of idgen_internal.max_key(uuid).';
+
+COMMENT ON FUNCTION idgen_internal.uuid_smaller(uuid, uuid) IS
+  'The smaller of two UUIDs in uuid''s order: the transition and combine function of idgen_internal.min_key(uuid).';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(date, boolean) IS
+  'uuidv7_time_lower of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamp, boolean) IS
+  'uuidv7_time_lower of a timestamp without time zone, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_lower(timestamptz, boolean) IS
+  'The smallest UUID whose first 48 bits (a UUIDv7''s millisecond) are at or after ts; NULL if none: what uuidv7_timestamp(id) >= ts adds as id >= this.';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(date, boolean) IS
+  'uuidv7_time_upper of a date (its midnight in the session''s TimeZone).';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamp, boolean) IS
+  'uuidv7_time_upper of a timestamp without time zone, in the session''s TimeZone.';
+
+COMMENT ON FUNCTION idgen_internal.uuidv7_time_upper(timestamptz, boolean) IS
+  'The largest UUID whose first 48 bits are at or before ts; NULL if none: what uuidv7_timestamp(id) <= ts adds as id <= this.';
+
+COMMENT ON FUNCTION idgen_internal.within_range(boolean) IS
+  'Its argument: a condition on the time kept beside the key range it implies (idgen.time_conditions), estimated as true for the rows the range reads (within_range_support), so that the key''s statistics estimate both.';
+
+COMMENT ON FUNCTION idgen_internal.within_range_support(internal) IS
+  'The planner support function of within_range: a selectivity of 1.';
+
+COMMENT ON FUNCTION msgid_next(integer, text) IS
+  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
+
+COMMENT ON FUNCTION snowflake_at(timestamptz) IS
+  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
+
+COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
+  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
+
+COMMENT ON FUNCTION typeid_from_uuid(text, uuid) IS
+  'The TypeID of any UUID with a prefix: typeid_from_uuid(''user'', id).';
+
+COMMENT ON FUNCTION typeid_next(text) IS
+  'A new TypeID (the TypeID specification 0.3.0): the prefix, _, and this node''s next UUIDv7 in 26 characters of base 32; DEFAULT typeid_next(''user'').';
+
+COMMENT ON FUNCTION typeid_prefix(text) IS
+  'A TypeID''s prefix (its type); empty for none.';
+
+COMMENT ON FUNCTION typeid_to_uuid(text) IS
+  'The UUID of a TypeID, whatever its prefix; 22P02 for a text that is no TypeID.';
+
+COMMENT ON FUNCTION typeid_to_uuid(text, text) IS
+  'The UUID of a TypeID of the given prefix (type); 22P02 for a TypeID of another type.';
+
+COMMENT ON FUNCTION ulid_next() IS
+  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
+
+COMMENT ON FUNCTION ulid_timestamp(text) IS
+  'The millisecond inside a ULID (its first 10 characters).';
+
+COMMENT ON FUNCTION ulid_to_uuid(text) IS
+  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
+
+COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
+  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
+
+COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
+  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
+
+COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
+  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
+
+COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
+  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
+
+COMMENT ON FUNCTION uuidv7_next() IS
+  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
+
+COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
+  'n UUIDv7s at once (1 to 10000000), ascending.';
+
+COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
+  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
+
+COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
+  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
+
+-- </functions>
+-- It returns its argument and raises nothing: a condition it wraps stays as leakproof as it was.
+ALTER FUNCTION idgen_internal.within_range(boolean) LEAKPROOF;
+
+-- True for every argument, raising nothing: a security barrier lets it down to the key's relation
+-- with the range it estimates.
+ALTER FUNCTION idgen_internal.key_range_estimate(uuid) LEAKPROOF;
+
+-- min and max of a UUID key, which PostgreSQL has none of: what min and max of a UUIDv7's time
+-- become (idgen.time_conditions), read from the key's index in one row as max(id) is (SORTOP).
+CREATE AGGREGATE idgen_internal.max_key(uuid) (
+    SFUNC = idgen_internal.uuid_larger, STYPE = uuid,
+    COMBINEFUNC = idgen_internal.uuid_larger, SORTOP = >, PARALLEL = SAFE);
+
+CREATE AGGREGATE idgen_internal.min_key(uuid) (
+    SFUNC = idgen_internal.uuid_smaller, STYPE = uuid,
+    COMBINEFUNC = idgen_internal.uuid_smaller, SORTOP = <, PARALLEL = SAFE);
+
+COMMENT ON AGGREGATE idgen_internal.max_key(uuid) IS
+  'The largest UUID, read from an index on it: what max(uuidv7_timestamp(id)) becomes, uuidv7_timestamp(max_key(id)) (idgen.time_conditions).';
+
+COMMENT ON AGGREGATE idgen_internal.min_key(uuid) IS
+  'The smallest UUID, read from an index on it: what min(uuidv7_timestamp(id)) becomes (idgen.time_conditions).';
 
 -- The read horizon: readers that page by ID never miss a row committed late.
 COMMENT ON VIEW idgen.read_horizon_holders IS
@@ -3219,118 +3325,8 @@ COMMENT ON FUNCTION idgen_internal.node_origins_insert() IS
 COMMENT ON FUNCTION idgen_internal.key_type_of(oid, integer) IS
   'A column type as the key-type check sees it: its base type through every level of domains, whether it holds every bigint exactly, whether it rounds values it cannot hold.';
 
-COMMENT ON FUNCTION idgen_internal.column_max(oid, text) IS
-  'The largest value of a column, read as its table''s owner in a security-restricted operation (used by the conversion functions); the caller must be allowed to read the column.';
-
 COMMENT ON FUNCTION idgen_internal.segments_moved() IS
   'Trigger function: when a business type''s max_id is moved by anyone but the allocator (idgen.segment_advance, an UPDATE by hand), this node forgets the ranges it has cached of it.';
-
-COMMENT ON FUNCTION idgen_internal.segment_moved(text) IS
-  'Forgets the ranges of a business type cached on this node, unless called by the allocator (used by the trigger segments_moved).';
-
-COMMENT ON FUNCTION msgid_next(integer, text) IS
-  '80-bit message ID (RongCloud''s format) as 19 characters XXXX-XXXX-XXXX-XXXX: 42-bit ms time, 12-bit sequence shared by all backends of this node, 4-bit session type (0..15), 22-bit session hash. Text order (COLLATE "C") is time order. Unique per node.';
-
-COMMENT ON FUNCTION uuidv7_next() IS
-  'Next UUIDv7 (RFC 9562) of this node: 48-bit Unix ms, a 15-bit counter shared by all backends (method 1), 59 random bits from pg_strong_random(). Strictly increasing per node across backends, restarts, crashes and clock steps; across nodes unique by its random bits. Use as DEFAULT uuidv7_next().';
-
-COMMENT ON FUNCTION uuidv7_next_batch(integer) IS
-  'n UUIDv7s at once (1 to 10000000), ascending.';
-
-COMMENT ON FUNCTION ulid_next() IS
-  'Next UUIDv7 of this node written as a ULID (26 characters of Crockford base32): the same time, order and guarantees; text order (COLLATE "C") is time order. ulid_to_uuid() stores it in 16 bytes.';
-
-COMMENT ON FUNCTION typeid_next(text) IS
-  'A new TypeID (the TypeID specification 0.3.0): the prefix, _, and this node''s next UUIDv7 in 26 characters of base 32; DEFAULT typeid_next(''user'').';
-
-COMMENT ON FUNCTION typeid_from_uuid(text, uuid) IS
-  'The TypeID of any UUID with a prefix: typeid_from_uuid(''user'', id).';
-
-COMMENT ON FUNCTION typeid_to_uuid(text) IS
-  'The UUID of a TypeID, whatever its prefix; 22P02 for a text that is no TypeID.';
-
-COMMENT ON FUNCTION typeid_to_uuid(text, text) IS
-  'The UUID of a TypeID of the given prefix (type); 22P02 for a TypeID of another type.';
-
-COMMENT ON FUNCTION typeid_prefix(text) IS
-  'A TypeID''s prefix (its type); empty for none.';
-
-COMMENT ON FUNCTION uuid_to_ulid(uuid) IS
-  'Any UUID''s 128 bits as a ULID''s 26 characters; for a UUIDv7, the same time and order.';
-
-COMMENT ON FUNCTION ulid_to_uuid(text) IS
-  'A ULID''s 128 bits as a uuid (case ignored, O read as 0 and I, L as 1); wrong length or characters 22P02.';
-
-COMMENT ON FUNCTION uuidv7_timestamp(uuid) IS
-  'The millisecond inside a UUIDv7 (this node''s or any other''s); 22023 for a UUID of another version.';
-
-COMMENT ON FUNCTION ulid_timestamp(text) IS
-  'The millisecond inside a ULID (its first 10 characters).';
-
-COMMENT ON FUNCTION uuidv7_from_timestamp(timestamptz) IS
-  'The smallest UUIDv7 of an instant''s millisecond: WHERE id >= uuidv7_from_timestamp(now() - interval ''1 day'') is an index range scan on a uuid key.';
-
-COMMENT ON FUNCTION id_range(timestamptz, timestamptz) IS
-  'The IDs of the times [since, before) with this node''s layout: lower is the smallest ID at since, upper the smallest at before, so FOR VALUES FROM (lower) TO (upper) is the range partition of those times.';
-
-COMMENT ON FUNCTION id_range(timestamptz, timestamptz, text) IS
-  'The IDs of the times [since, before) with a named layout or layout spec: IMMUTABLE, for partition bounds and queries pruned when planned.';
-
-COMMENT ON FUNCTION id_span(interval) IS
-  'How many IDs of this node''s layout a span of time covers (a day is 24 hours; no months): the width of fixed-size range partitions, pg_partman''s interval.';
-
-COMMENT ON FUNCTION id_span(interval, text) IS
-  'How many IDs of a named layout or layout spec a span of time covers.';
-
-COMMENT ON FUNCTION idgen.snowflake_start_after(timestamptz) IS
-  'Moves this node''s clocks (Snowflake IDs, message IDs, UUIDv7s) past ts, durably, and returns when the next IDs start: after restoring onto a new server, moving a worker id to another machine, or setting a clock back for good. Give ts from a clock you trust: further than idgen.max_drift ahead of this node''s clock, it is taken with a WARNING and the node''s IDs wait until its clock is within idgen.max_drift of it; more than an hour past that, it is refused.';
-
-COMMENT ON FUNCTION idgen_internal.key_range_estimate(uuid) IS
-  'Always true: the marker of a UUID key whose range the planner estimates from the key''s histogram (key_range_estimate_support), added beside a time condition''s key range (idgen.time_conditions) and taken out of the plan once made.';
-
-COMMENT ON FUNCTION idgen_internal.key_range_estimate_support(internal) IS
-  'The planner support function of key_range_estimate: the estimates of the key''s range conditions from its histogram, and 1 for itself.';
-
-COMMENT ON FUNCTION idgen_internal.uuid_larger(uuid, uuid) IS
-  'The larger of two UUIDs in uuid''s order (a memcmp of the bytes): the transition and combine function of idgen_internal.max_key(uuid).';
-
-COMMENT ON FUNCTION idgen_internal.uuid_smaller(uuid, uuid) IS
-  'The smaller of two UUIDs in uuid''s order: the transition and combine function of idgen_internal.min_key(uuid).';
-
-COMMENT ON FUNCTION uuidv7_range(timestamptz, timestamptz) IS
-  'The UUIDv7s of the times [since, before), to the millisecond: FOR VALUES FROM (lower) TO (upper) is the range partition of those times on a uuid key.';
-
-COMMENT ON FUNCTION snowflake_at(timestamptz) IS
-  'A Snowflake ID whose time is ts (an instant that has passed, within this node''s layout), with the node''s backfill worker id (idgen.backfill_worker_id) and a sequence number committed in idgen.backfill_database before it is returned: never equal to an ID any node makes live or any backfill made. Between the live IDs of the ticks before and after ts.';
-
-COMMENT ON FUNCTION snowflake_at_batch(timestamptz[]) IS
-  'A Snowflake ID at each instant of the array, in its order (IDs at one instant ascend in that order); a NULL element is 22004. For imports: one request to the allocator per 128 buckets of about a second.';
-
-COMMENT ON FUNCTION uuidv7_at(timestamptz) IS
-  'A UUIDv7 whose time is ts (to the millisecond, an instant that has passed): its counter committed in idgen.backfill_database before it is returned (unique among this node''s backfills), 59 random bits (unique against live UUIDv7s as live ones are across nodes).';
-
-COMMENT ON FUNCTION uuidv7_at_batch(timestamptz[]) IS
-  'A UUIDv7 at each instant of the array, in its order; a NULL element is 22004.';
-
--- True for every argument, raising nothing: a security barrier lets it down to the key's relation
--- with the range it estimates.
-ALTER FUNCTION idgen_internal.key_range_estimate(uuid) LEAKPROOF;
-
--- min and max of a UUID key, which PostgreSQL has none of: what min and max of a UUIDv7's time
--- become (idgen.time_conditions), read from the key's index in one row as max(id) is (SORTOP).
-CREATE AGGREGATE idgen_internal.max_key(uuid) (
-    SFUNC = idgen_internal.uuid_larger, STYPE = uuid,
-    COMBINEFUNC = idgen_internal.uuid_larger, SORTOP = >, PARALLEL = SAFE);
-
-CREATE AGGREGATE idgen_internal.min_key(uuid) (
-    SFUNC = idgen_internal.uuid_smaller, STYPE = uuid,
-    COMBINEFUNC = idgen_internal.uuid_smaller, SORTOP = <, PARALLEL = SAFE);
-
-COMMENT ON AGGREGATE idgen_internal.max_key(uuid) IS
-  'The largest UUID, read from an index on it: what max(uuidv7_timestamp(id)) becomes, uuidv7_timestamp(max_key(id)) (idgen.time_conditions).';
-
-COMMENT ON AGGREGATE idgen_internal.min_key(uuid) IS
-  'The smallest UUID, read from an index on it: what min(uuidv7_timestamp(id)) becomes (idgen.time_conditions).';
 
 COMMENT ON FUNCTION idgen.worker_heartbeat(integer, text, timestamp with time zone, bigint) IS
   'Renew a worker-id lease for its ttl and report last_ts, the time of the last ID made; returns the new expiry. The lease number is required (42501 without it): it proves the holder. 55000 when the lease was lost (expired, released or taken): the caller must stop making IDs at once.';

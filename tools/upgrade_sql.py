@@ -10,7 +10,8 @@ install script (sql/released/pg_idgen--A.sql), NEW_INSTALL the install script th
 CREATE is known by its object (kind and name: a function's overloads are one object). Then:
 
   - an object only NEW_INSTALL creates is new: its statements are copied, in NEW_INSTALL's order
-    (which is the order of its dependencies);
+    (which is the order of its dependencies), NEW_INSTALL's blocks first put in their one order
+    (tools/canonical_sql.py: pgrx's changes from build to build);
   - COMMENT, ALTER FUNCTION and pg_extension_config_dump statements that OLD_INSTALL does not
     hold word for word are copied too: each one only sets what it names;
   - every GRANT and REVOKE is copied, in order, old or new: "REVOKE ... ON ALL FUNCTIONS IN
@@ -155,42 +156,7 @@ def objects(stmts):
     return found
 
 
-def keep_order(copied, previous):
-    """The copied statements in the order the script in sql/ already has them (`previous`, its
-    text), each new one after every statement before it in the install script: pgrx's
-    order changes from build to build, and a rewritten file should differ only where the
-    statements do. (The order stays one of the install script's: new statements follow what
-    they followed there; tests/system/upgrade.sh runs the script on every version.)"""
-    if not previous:
-        return copied
-    _, _, copies = previous.partition("\n-- @new objects\n")
-
-    # A CREATE is known by the object it creates (a function by its name and arguments: its
-    # overloads are others), so that one whose body changed keeps its place: placed as new, after
-    # everything before it in the install script, it could land after statements of the kept
-    # order that need it (its COMMENT, kept from the file before).
-    def key(code):
-        ident = identity(code)
-        if ident and ident[0] in ("function", "procedure"):
-            return ident + (" ".join(re.split(r"\b(?:RETURNS|LANGUAGE|AS)\b", code, maxsplit=1)[0].split()),)
-        return ident or code
-
-    rank = {}
-    for i, (_, code) in enumerate(statements(copies)):
-        rank.setdefault(key(code), i)
-    codes = [key(statements(text)[0][1]) if statements(text) else "" for text in copied]
-    out = [c for c in sorted(range(len(copied)), key=lambda i: rank.get(codes[i], -1)) if codes[c] in rank]
-    for i in range(len(copied)):
-        if codes[i] in rank:
-            continue
-        # After everything the install script has before it (its dependencies among them), not
-        # only after the statement just before it, which the kept order may have put early.
-        before = [out.index(j) for j in range(i) if j in out]
-        out.insert(max(before) + 1 if before else 0, i)
-    return [copied[i] for i in out]
-
-
-def generate(old_text, new_text, changes_text, previous=""):
+def generate(old_text, new_text, changes_text):
     old, new = statements(old_text), statements(new_text)
     old_objects, new_objects = objects(old), objects(new)
     old_codes = {code for _, code in old}
@@ -247,7 +213,6 @@ def generate(old_text, new_text, changes_text, previous=""):
             problems.append(f"@replace {key}: no such changed object")
     if problems:
         raise SystemExit("upgrade_sql: refused:\n  " + "\n  ".join(problems))
-    copied = keep_order(copied, previous)
 
     out = []
     marker = False
@@ -269,9 +234,8 @@ def generate(old_text, new_text, changes_text, previous=""):
 
 def same(have, made):
     """Whether a script holds what the generator makes: the part by hand word for word, and the
-    same statements copied, in any order. pgrx orders the install script by a dependency graph
-    whose ties fall differently from build to build (and between PostgreSQL versions), so the
-    order of the copies is the one of the build that wrote the file; every order pgrx makes
+    same statements copied, in any order: the install script differs between PostgreSQL
+    versions (functions of some majors only), and so may its one order; every order pgrx makes
     respects the dependencies, and tests/system/upgrade.sh runs the script on each version."""
     def split(script):
         head, _, copies = script.partition("\n-- @new objects\n")
@@ -306,8 +270,12 @@ def main():
     target = a.script or os.path.join(a.repo, f"sql/pg_idgen--{prev}--{new}.sql")
     read = lambda p: open(p, encoding="utf-8").read()
     have = read(target) if os.path.exists(target) else ""
+    # pgrx's order changes from build to build: the copies follow the install script put in its
+    # one order (tools/canonical_sql.py), so the file changes only where the statements do.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from canonical_sql import canonical
     script = generate(read(os.path.join(a.repo, f"sql/released/pg_idgen--{prev}.sql")),
-                      read(a.new_install), read(changes), have)
+                      canonical(read(a.new_install), os.path.abspath(a.repo)), read(changes))
     if a.write:
         with open(target, "w", encoding="utf-8") as f:
             f.write(script)
