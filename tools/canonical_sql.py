@@ -66,8 +66,21 @@ def blocks(text):
     return out
 
 
+def literal_end(text, k):
+    """The end of the Rust string literal at text[k] ("..." or r#"..."#), or k if there is none."""
+    m = re.match(r'r(#*)"', text[k:])
+    if m:
+        close = text.find('"' + m.group(1), k + m.end())
+        return len(text) if close < 0 else close + 1 + len(m.group(1))
+    if text.startswith('"', k):
+        m = re.match(r'"(?:\\.|[^"\\])*"', text[k:], re.S)
+        return k + (m.end() if m else len(text) - k)
+    return k
+
+
 def macros(src):
-    """(file, line) -> (name, flags) of every extension_sql!/extension_sql_file! under src/."""
+    """(file, line) -> (name, flags) of every extension_sql!/extension_sql_file! under src/: its
+    options (name = "...", bootstrap, finalize), after its first argument (the SQL, or its file)."""
     found = {}
     for root, _, files in os.walk(os.path.join(src, "src")):
         for f in sorted(files):
@@ -76,29 +89,28 @@ def macros(src):
             path = os.path.join(root, f)
             text = open(path, encoding="utf-8").read()
             for m in MACRO.finditer(text):
-                depth, j, in_str = 1, m.end(), None
+                k = m.end()
+                while k < len(text) and text[k].isspace():
+                    k += 1
+                k = literal_end(text, k)
+                # The options, to the macro's closing parenthesis (strings skipped whole).
+                depth, j, options = 1, k, []
                 while j < len(text) and depth:
-                    c = text[j]
-                    if in_str:
-                        if c == "\\":
-                            j += 1
-                        elif c == in_str:
-                            in_str = None
-                    elif c == '"':
-                        in_str = '"'
-                    elif c == "(":
-                        depth += 1
-                    elif c == ")":
-                        depth -= 1
+                    end = literal_end(text, j)
+                    if end > j:
+                        options.append(text[j:end])
+                        j = end
+                        continue
+                    depth += {"(": 1, ")": -1}.get(text[j], 0)
+                    if depth:
+                        options.append(text[j])
                     j += 1
-                args = text[m.end():j - 1]
-                # The options follow the SQL (a string literal, raw or not): the last arguments.
-                options = re.sub(r'r#*"(?:.|\n)*?"#*|"(?:\\.|[^"\\])*"', '""', args)
-                names = re.findall(r'\bname\s*=\s*"([^"]+)"', args)
-                flags = set(re.findall(r"\b(bootstrap|finalize)\b", options))
+                options = "".join(options)
+                names = re.findall(r'\bname\s*=\s*"([^"]+)"', options)
+                bare = re.sub(r'"(?:\\.|[^"\\])*"', '""', options)
+                flags = set(re.findall(r"\b(bootstrap|finalize)\b", bare))
                 line = text.count("\n", 0, m.start()) + 1
-                rel = os.path.relpath(path, src)
-                found[(rel, line)] = (names[-1] if names else None, flags)
+                found[(os.path.relpath(path, src), line)] = (names[0] if names else None, flags)
     return found
 
 
