@@ -206,6 +206,16 @@ run_system_test() {
   fi
   echo $((SECONDS - start)) >"$logs/$name.secs"
   echo "$status" >"$logs/$name.status"
+  # The clusters of a test that passed (or could not run) go; a failed test's stay for a look.
+  # One whose server still runs (its postmaster.pid there) stays too.
+  local made="$WORK/clusters_of_${name%.sh}" dir
+  if [ "$status" = 0 ] || [ "$status" = 77 ]; then
+    while read -r dir; do
+      case $dir in "$WORK"/?*) ;; *) continue ;; esac
+      [ -e "$dir/postmaster.pid" ] || $SUDO rm -rf "$dir"
+    done < <(sort -u "$made" 2>/dev/null)
+  fi
+  $SUDO rm -f "$made"
 }
 # finish_system_test NAME: shows its output and records it.
 finish_system_test() {

@@ -134,6 +134,9 @@ cluster_init() {
   $SUDO mkdir -p "$WORK"
   $SUDO chown postgres "$WORK"
   as_pg rm -rf "$dir"
+  # Which script made it: tests/all.sh removes the clusters of a system test that passed (a run
+  # of every major left some 40 GB of them), and keeps a failed one's to look into.
+  echo "$dir" | $SUDO tee -a "$WORK/clusters_of_$(basename "$0" .sh)" >/dev/null
   # shellcheck disable=SC2086 # INITDB_OPTS: extra words for initdb (e.g. --no-data-checksums)
   as_pg "$PGBIN/initdb" -D "$dir" -A trust -U postgres --no-sync -E UTF8 --locale=C.UTF-8 ${INITDB_OPTS:-} >/dev/null
   {
