@@ -14,9 +14,9 @@ copy=$(mktemp)
 trap 'rm -f "$copy"' EXIT
 python3 - "$install_sql" "$copy" <<'PY'
 import sys
-begin = "/* <begin connected objects> */\n"
-text = open(sys.argv[1]).read()
-parts = [begin + p for p in text.split(begin)[1:]]
+sys.path.insert(0, "tools")
+from canonical_sql import blocks
+parts = blocks(open(sys.argv[1]).read())
 final = next(p for p in parts if "GRANT USAGE ON SCHEMA idgen, idgen_internal TO PUBLIC;" in p)
 parts.remove(final)
 open(sys.argv[2], "w").write("".join([parts[0], final] + parts[1:]))
