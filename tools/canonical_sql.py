@@ -197,18 +197,17 @@ def canonical(text, src, ties_last=False):
 
     def key(n):
         h = info[n]["head"]
-        k = (0, "", 0) if h is None else (1, h[0], h[1])
-        return tuple(-x if isinstance(x, int) else "".join(chr(0x10FFFF - ord(c)) for c in x)
-                     for x in k) if ties_last and h is not None else k
+        return (0, "", 0) if h is None else (1, h[0], h[1])
 
     done, order, left = set(), [], set(range(len(info)))
     while left:
         ready = sorted((n for n in left if edges[n] <= done), key=key)
         if not ready:
             fail("the dependencies have a cycle")
-        order.append(ready[0])
-        done.add(ready[0])
-        left.remove(ready[0])
+        pick = ready[-1] if ties_last else ready[0]
+        order.append(pick)
+        done.add(pick)
+        left.remove(pick)
     return "".join(parts[n] for n in order)
 
 
