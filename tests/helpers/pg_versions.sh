@@ -210,11 +210,13 @@ debian_pg_fetch() {
   [ -e "$dir.tmp/root/lib" ] || $SUDO ln -s usr/lib "$dir.tmp/root/lib"
   $SUDO mkdir -p "$dir.tmp/root/host-bin"
   if $native; then
+    # Every dynamically linked executable of the major (the server, its tools, pgxs's pg_regress),
+    # DT_RPATH, which, unlike RUNPATH, also serves the libraries they load.
     while read -r f; do
       $SUDO patchelf --print-interpreter "$f" >/dev/null 2>&1 || continue
       $SUDO patchelf --set-interpreter "$dir/usr/lib/$triplet/$(basename "$($SUDO patchelf --print-interpreter "$f")")" \
         --force-rpath --set-rpath "$dir/usr/lib/$triplet:$dir/usr/lib/postgresql/$major/lib" "$f" || return
-    done < <(find "$dir.tmp/root/$bin" -type f -perm -u+x ! -name '*.so*')
+    done < <(find "$dir.tmp/root/usr/lib/postgresql/$major" -type f -perm -u+x ! -name '*.so*')
     for f in "$dir.tmp/root/$bin"/*; do $SUDO ln -s "$dir/$bin/$(basename "$f")" "$dir.tmp/root/host-bin/"; done
   else
     $SUDO mv "$dir.tmp/root/$bin/postgres" "$dir.tmp/root/$bin/postgres.real"
