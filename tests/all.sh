@@ -103,10 +103,9 @@ start=$SECONDS
 install_extension
 took "building and installing" "$start"
 if [ "$PG" = 15 ]; then
-  step "each function's SQL comment is its doc comment" bash tests/sql_comments.sh \
-    "$("$PG_CONFIG" --sharedir)/extension/pg_idgen--$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1).sql"
-  step "the install script in one order, whatever order pgrx wrote" bash tests/canonical_sql.sh \
-    "$("$PG_CONFIG" --sharedir)/extension/pg_idgen--$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1).sql"
+  install_sql="$("$PG_CONFIG" --sharedir)/extension/pg_idgen--$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1).sql"
+  step "each function's SQL comment is its doc comment" bash tests/sql_comments.sh "$install_sql"
+  step "the install script in one order, whatever order pgrx wrote" bash tests/canonical_sql.sh "$install_sql"
 fi
 
 start=$SECONDS
